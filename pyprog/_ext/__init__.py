@@ -1,0 +1,1 @@
+"""Compute kernels: ``_kernels`` (Cython) and ``fallback`` (NumPy), same signatures."""

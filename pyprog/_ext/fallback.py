@@ -1,0 +1,155 @@
+"""NumPy twins of the Cython kernels in ``_kernels.pyx``.
+
+This module is the reference: every kernel here has the same name, signature and
+docstring as its compiled twin, and the test-suite holds the two to 1e-10 on random
+and edge-case inputs. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
+
+Kernels trust their inputs (float64, C-contiguous, shapes as documented); the public
+functions in :mod:`pyprog.estimators` validate at the boundary.
+"""
+
+import numpy as np
+import scipy.linalg
+
+#: ``wls_forecast`` status: solved by Cholesky of ΦᵀΛΦ.
+WLS_CHOLESKY = 0
+#: ``wls_forecast`` status: ΦᵀΛΦ not positive definite, solved by SVD of √Λ Φ (full rank).
+WLS_LSTSQ = 1
+#: ``wls_forecast`` status: rank-deficient weighted system; every output is NaN.
+WLS_RANK_DEFICIENT = 2
+
+
+def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
+    """Per-decision importance-sampling weights and estimates, row by row.
+
+    For every episode ``i`` and step ``t``::
+
+        rho[i, l] = min(clip, exp(sum_{m <= l, valid} (log_pi - log_beta)[i, m]))
+        g[i, t]   = sum_{l >= t, valid} rho[i, l] * gamma**l * rewards[i, l]
+        J[i]      = sum_{l, valid}      rho[i, l] * gamma**l * rewards[i, l]
+
+    ``g[i, t]`` is 0 where ``mask[i, t] == 0``; with the usual prefix masks
+    ``J == g[:, 0]``. ``g`` is the PDIS coefficient of ``grad log pi(a_t | s_t)`` in the
+    PDIS policy gradient (paper, Property 1) and ``J`` the PDIS estimate of each
+    episode's performance.
+
+    Parameters
+    ----------
+    log_pi, log_beta : ndarray of float64, shape (N, H)
+        Log-probabilities (log-densities) of the logged actions under the evaluated
+        policy and under the behaviour policy.
+    rewards : ndarray of float64, shape (N, H)
+    mask : ndarray of float64, shape (N, H)
+        1.0 for the valid steps of each episode, 0.0 for padding.
+    gamma : float
+        Discount factor.
+    clip : float
+        Upper clip of the cumulative importance ratio (``inf`` for none).
+
+    Returns
+    -------
+    g : ndarray of float64, shape (N, H)
+    J : ndarray of float64, shape (N,)
+    """
+    valid = mask != 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        # c[i, t] = sum_{m <= t, valid} (log_pi - log_beta)[i, m]
+        c = np.cumsum(np.where(valid, log_pi - log_beta, 0.0), axis=1)
+        # rho = min(clip, exp(c)), evaluated in log space so that it cannot overflow
+        rho = np.exp(np.minimum(c, np.log(clip)))
+        discount = np.power(gamma, np.arange(log_pi.shape[1], dtype=np.float64))
+        terms = np.where(valid, rho * discount * rewards, 0.0)
+    # reversed cumulative sum: g[:, t] = sum_{l >= t} terms[:, l]
+    g = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
+    J = np.ascontiguousarray(g[:, 0])
+    g = np.where(valid, g, 0.0)
+    return g, J
+
+
+def episode_ratios(log_pi, log_beta, mask, clip):
+    """Whole-episode importance ratios, clipped.
+
+    ``lam[i] = min(clip, exp(sum_{t valid} (log_pi - log_beta)[i, t]))`` and
+    ``unclipped[i] = exp(...) < clip``: the rows where the ratio still depends on the
+    policy (the gradient of a clipped ratio is 0).
+
+    Parameters
+    ----------
+    log_pi, log_beta, mask : ndarray of float64, shape (N, H)
+    clip : float
+        Upper clip of the ratio (``inf`` for none).
+
+    Returns
+    -------
+    lam : ndarray of float64, shape (N,)
+    unclipped : ndarray of bool, shape (N,)
+    """
+    with np.errstate(invalid="ignore"):
+        s = np.where(mask != 0, log_pi - log_beta, 0.0).sum(axis=1)
+    log_clip = np.log(clip)
+    lam = np.exp(np.minimum(s, log_clip))
+    return lam, s < log_clip
+
+
+def wls_forecast(phi, weights, y, phi_star):
+    """Weighted least-squares forecast and its exact partial derivatives.
+
+    With ``A = Φᵀ Λ Φ`` (``Λ = diag(weights)``), ``w = A⁻¹ Φᵀ Λ y`` and
+    ``u = A⁻¹ φ*ᵀ``::
+
+        f                = φ* · w
+        dfdy[i]          = weights[i] * (φ_i · u)
+        dfdweights[i]    = (φ_i · u) * (y[i] - φ_i · w)
+
+    Unit weights give ordinary least squares, and ``dfdy`` is then the ζ of the
+    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not numerically
+    positive definite the system is solved by an SVD of ``√Λ Φ`` instead. A
+    rank-deficient system is not an error here: every output is NaN and ``status``
+    says so.
+
+    Parameters
+    ----------
+    phi : ndarray of float64, shape (N, d)
+        Basis features of the past time indices.
+    weights : ndarray of float64, shape (N,)
+        Non-negative regression weights (importance ratios for NWIS, ones for OLS).
+    y : ndarray of float64, shape (N,)
+        Regression targets (returns, or PDIS estimates).
+    phi_star : ndarray of float64, shape (d,)
+        Features of the forecast target (mean over the next δ time indices).
+
+    Returns
+    -------
+    f : float
+    w : ndarray of float64, shape (d,)
+    dfdy : ndarray of float64, shape (N,)
+    dfdweights : ndarray of float64, shape (N,)
+    status : int
+        ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1) or ``WLS_RANK_DEFICIENT`` (2).
+    """
+    n, d = phi.shape
+    # A = Φᵀ Λ Φ,  b = Φᵀ Λ y
+    weighted = phi * weights[:, None]
+    A = phi.T @ weighted
+    b = weighted.T @ y
+    try:
+        factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        # a pivot below this is numerical rank loss, not a usable factor
+        if np.any(np.diag(factor[0]) ** 2 <= np.max(np.diag(A)) * d * np.finfo(np.float64).eps):
+            raise scipy.linalg.LinAlgError("numerically singular")
+        solved = scipy.linalg.cho_solve(factor, np.stack([b, phi_star], axis=1), check_finite=False)
+        w, u = solved[:, 0], solved[:, 1]
+        status = WLS_CHOLESKY
+    except scipy.linalg.LinAlgError:
+        # min ‖√Λ (Φ w − y)‖ through the SVD √Λ Φ = U S Vᵀ; then A⁻¹ = V S⁻² Vᵀ
+        root = np.sqrt(weights)
+        U, S, Vt = scipy.linalg.svd(root[:, None] * phi, full_matrices=False, lapack_driver="gesvd")
+        if n < d or S[-1] <= S[0] * max(n, d) * np.finfo(np.float64).eps:
+            nan = np.full(n, np.nan)
+            return np.nan, np.full(d, np.nan), nan, nan.copy(), WLS_RANK_DEFICIENT
+        w = Vt.T @ ((U.T @ (root * y)) / S)
+        u = Vt.T @ ((Vt @ phi_star) / S**2)
+        status = WLS_LSTSQ
+    f = float(phi_star @ w)
+    pu = phi @ u  # pu[i] = φ_i · u
+    return f, w, weights * pu, pu * (y - phi @ w), status

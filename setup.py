@@ -1,0 +1,62 @@
+"""Build script: declares pyprog's Cython kernels.
+
+The extension is optional. On a machine without a C compiler (or without Cython),
+``pip install .`` still succeeds: the build prints one warning and pyprog uses its
+NumPy fallback (``pyprog.backend() == "numpy"``).
+"""
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# Portable optimisation flags only: what gets installed must run on any CPU of the
+# target architecture, so no -march=native here.
+EXTRA_COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3"]
+
+
+def _extensions():
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("pyprog: Cython is not available; the NumPy fallback will be used.", file=sys.stderr)
+        return []
+    ext = Extension(
+        "pyprog._ext._kernels",
+        sources=[os.path.join("pyprog", "_ext", "_kernels.pyx")],
+        include_dirs=[os.path.join("pyprog", "_ext")],
+        extra_compile_args=EXTRA_COMPILE_ARGS,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    return cythonize(
+        [ext],
+        language_level=3,
+        compiler_directives={"embedsignature": True},
+    )
+
+
+class OptionalBuildExt(build_ext):
+    """Build the kernels if possible; warn once and carry on if not."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # no compiler, missing headers, ...
+            self._warn(exc)
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._warn(exc)
+
+    def _warn(self, exc):
+        print(
+            "WARNING: pyprog's Cython kernels could not be built "
+            f"({type(exc).__name__}: {exc}); the NumPy fallback will be used.",
+            file=sys.stderr,
+        )
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -18,21 +18,25 @@ EXTRA_COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3"]
 
 def _extensions():
     try:
+        import numpy
         from Cython.Build import cythonize
-    except ImportError:
-        print("pyprog: Cython is not available; the NumPy fallback will be used.", file=sys.stderr)
+    except ImportError as exc:
+        print(
+            f"WARNING: pyprog's kernels cannot be built ({exc}); the NumPy fallback will be used.",
+            file=sys.stderr,
+        )
         return []
     ext = Extension(
         "pyprog._ext._kernels",
         sources=[os.path.join("pyprog", "_ext", "_kernels.pyx")],
-        include_dirs=[os.path.join("pyprog", "_ext")],
+        include_dirs=[os.path.join("pyprog", "_ext"), numpy.get_include()],
         extra_compile_args=EXTRA_COMPILE_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     return cythonize(
         [ext],
         language_level=3,
-        compiler_directives={"embedsignature": True},
+        compiler_directives={"embedsignature": False, "binding": True},
     )
 
 

@@ -7,5 +7,32 @@ the gradient of that forecast.
 
 from pyprog._backend import backend
 from pyprog._version import __version__
+from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
+from pyprog.estimators import (
+    Forecast,
+    ForecastError,
+    PDISResult,
+    episode_ratios,
+    nis_forecast,
+    nwis_forecast,
+    ols_weights,
+    pdis,
+)
 
-__all__ = ["__version__", "backend"]
+__all__ = [
+    "BASES",
+    "Forecast",
+    "ForecastError",
+    "PDISResult",
+    "__version__",
+    "backend",
+    "episode_ratios",
+    "forecast_design",
+    "n_features",
+    "nis_forecast",
+    "nwis_forecast",
+    "ols_weights",
+    "pdis",
+    "time_basis",
+    "time_index",
+]

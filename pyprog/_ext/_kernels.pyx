@@ -4,12 +4,14 @@
 
 Each function has a NumPy twin of the same name, signature and docstring in
 ``fallback.py``; a comment with the NumPy meaning stands above each low-level step.
-Kernels trust their inputs (float64, C-contiguous); validation happens once, in
-:mod:`pyprog.estimators`.
+Kernels trust the values of their inputs; validation happens once, in
+:mod:`pyprog.estimators`. They do check, cheaply, that each array is float64 with
+the layout they read (C-contiguous; the design ``phi`` of ``wls_forecast`` is
+Fortran-ordered, one contiguous column per feature) and that shapes agree, so that a
+wrong call raises instead of reading out of bounds.
 """
 
-import numpy as np
-
+cimport numpy as cnp
 from libc.math cimport exp, fmin, log, pow, sqrt, NAN
 from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_lapack cimport dgesvd, dpotrf, dpotrs
@@ -24,14 +26,56 @@ WLS_LSTSQ = LSTSQ
 WLS_RANK_DEFICIENT = RANK_DEFICIENT
 
 cdef double DBL_EPSILON = 2.220446049250313e-16
+# The normal equations square the condition number: past this ratio of Cholesky pivots
+# (min L_jj² / max A_jj, about 1 / cond(A)) they lose more than ~8 digits, and the
+# SVD of √Λ Φ is used instead.
+cdef double PIVOT_RATIO_MIN = 1e-8
+
+
+cnp.import_array()
+
+
+cdef inline cnp.ndarray _empty(Py_ssize_t n, Py_ssize_t h=-1, int typenum=cnp.NPY_FLOAT64):
+    """np.empty(n) or np.empty((n, h)), through the C API (this is per-call overhead)."""
+    cdef cnp.npy_intp dims[2]
+    dims[0] = n
+    dims[1] = h
+    return cnp.PyArray_EMPTY(1 if h < 0 else 2, dims, typenum, 0)
+
+
+cdef inline double* _data(cnp.ndarray a) noexcept:
+    return <double*>cnp.PyArray_DATA(a)
+
+
+cdef const double* _input(object a, str name, int ndim, bint fortran=False) except NULL:
+    """Data pointer of a float64 array of ``ndim`` dimensions in the expected layout."""
+    cdef bint ok = (
+        cnp.PyArray_Check(a)
+        and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_FLOAT64
+        and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim
+        and (cnp.PyArray_IS_F_CONTIGUOUS(<cnp.ndarray>a) if fortran
+             else cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
+    )
+    if not ok:
+        layout = "Fortran" if fortran else "C"
+        raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous float64 ndarray")
+    # a zero-size array may have a NULL data pointer; nothing is read from it then
+    return <const double*>cnp.PyArray_DATA(<cnp.ndarray>a) or <const double*>&DBL_EPSILON
+
+
+cdef inline int _same_shape(object a, str name, tuple shape) except -1:
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {a.shape}")
+    return 0
 
 
 cdef extern from "_loops.h" nogil:
+    enum: PYPROG_BLOCK
     double pyprog_exp(double x)
     void pyprog_rho_terms(const double* c, const double* discount, const double* rewards,
                           const double* mask, double log_clip, Py_ssize_t h, double* out)
     void pyprog_weighted_gram(const double* phi, const double* w, const double* y,
-                              Py_ssize_t n, Py_ssize_t d, double* A, double* b)
+                              Py_ssize_t n, Py_ssize_t d, double* A, double* b, double* scratch)
     void pyprog_wls_outputs(const double* phi, const double* w, const double* y,
                             Py_ssize_t n, Py_ssize_t d, const double* wts, const double* u,
                             double* dfdy, double* dfdw)
@@ -65,25 +109,19 @@ cdef inline double _pdis_row(
     return acc
 
 
-def _exp(const double[::1] x):
-    """np.exp(x), by the vectorisable exp of the PDIS kernel (exposed for tests)."""
-    out = np.empty(x.shape[0], dtype=np.float64)
-    cdef double[::1] y = out
-    cdef Py_ssize_t i
+def _exp(x):
+    """np.exp(x) for a 1-D array, by the vectorisable exp of the PDIS kernel (for tests)."""
+    cdef const double* xs = _input(x, "x", 1)
+    cdef Py_ssize_t i, n = len(x)
+    cdef cnp.ndarray out = _empty(n)
+    cdef double* y = _data(out)
     with nogil:
-        for i in range(x.shape[0]):
-            y[i] = pyprog_exp(x[i])
+        for i in range(n):
+            y[i] = pyprog_exp(xs[i])
     return out
 
 
-def pdis_weights(
-    const double[:, ::1] log_pi,
-    const double[:, ::1] log_beta,
-    const double[:, ::1] rewards,
-    const double[:, ::1] mask,
-    double gamma,
-    double clip,
-):
+def pdis_weights(log_pi, log_beta, rewards, mask, double gamma, double clip):
     """Per-decision importance-sampling weights and estimates, row by row.
 
     For every episode ``i`` and step ``t``::
@@ -115,33 +153,38 @@ def pdis_weights(
     g : ndarray of float64, shape (N, H)
     J : ndarray of float64, shape (N,)
     """
-    cdef Py_ssize_t n = log_pi.shape[0], h = log_pi.shape[1], i, t
-    g_out = np.empty((n, h), dtype=np.float64)
-    J_out = np.empty(n, dtype=np.float64)
-    scratch = np.empty((2, h), dtype=np.float64)  # discount and one row of c
-    cdef double[:, ::1] g = g_out
-    cdef double[::1] J = J_out
-    cdef double[::1] discount = scratch[0], c = scratch[1]
+    cdef const double* lp = _input(log_pi, "log_pi", 2)
+    cdef const double* lb = _input(log_beta, "log_beta", 2)
+    cdef const double* r = _input(rewards, "rewards", 2)
+    cdef const double* m = _input(mask, "mask", 2)
+    shape = log_pi.shape
+    _same_shape(log_beta, "log_beta", shape)
+    _same_shape(rewards, "rewards", shape)
+    _same_shape(mask, "mask", shape)
+    cdef Py_ssize_t n = shape[0], h = shape[1], i, t
+    cdef cnp.ndarray g_out = _empty(n, h), J_out = _empty(n)
+    cdef double* g = _data(g_out)
+    cdef double* J = _data(J_out)
     cdef double log_clip = log(clip)
     if h == 0:
-        J_out[:] = 0.0
+        for i in range(n):
+            J[i] = 0.0
         return g_out, J_out
+    # scratch: discount = gamma ** np.arange(H), then one row of c
+    cdef double* discount = <double*>malloc(2 * h * sizeof(double))
+    if discount == NULL:
+        raise MemoryError()
     with nogil:
-        # discount = gamma ** np.arange(H)
         for t in range(h):
             discount[t] = pow(gamma, <double>t)
         for i in range(n):
-            J[i] = _pdis_row(&log_pi[i, 0], &log_beta[i, 0], &rewards[i, 0], &mask[i, 0],
-                             &discount[0], h, log_clip, &c[0], &g[i, 0])
+            J[i] = _pdis_row(lp + i * h, lb + i * h, r + i * h, m + i * h,
+                             discount, h, log_clip, discount + h, g + i * h)
+    free(discount)
     return g_out, J_out
 
 
-def episode_ratios(
-    const double[:, ::1] log_pi,
-    const double[:, ::1] log_beta,
-    const double[:, ::1] mask,
-    double clip,
-):
+def episode_ratios(log_pi, log_beta, mask, double clip):
     """Whole-episode importance ratios, clipped.
 
     ``lam[i] = min(clip, exp(sum_{t valid} (log_pi - log_beta)[i, t]))`` and
@@ -159,37 +202,45 @@ def episode_ratios(
     lam : ndarray of float64, shape (N,)
     unclipped : ndarray of bool, shape (N,)
     """
-    cdef Py_ssize_t n = log_pi.shape[0], h = log_pi.shape[1], i, t
-    lam_out = np.empty(n, dtype=np.float64)
-    unclipped_out = np.empty(n, dtype=np.bool_)
-    cdef double[::1] lam = lam_out
-    cdef unsigned char[::1] unclipped = unclipped_out.view(np.uint8)
+    cdef const double* lp = _input(log_pi, "log_pi", 2)
+    cdef const double* lb = _input(log_beta, "log_beta", 2)
+    cdef const double* m = _input(mask, "mask", 2)
+    shape = log_pi.shape
+    _same_shape(log_beta, "log_beta", shape)
+    _same_shape(mask, "mask", shape)
+    cdef Py_ssize_t n = shape[0], h = shape[1], i, t
+    cdef cnp.ndarray lam_out = _empty(n), unclipped_out = _empty(n, -1, cnp.NPY_BOOL)
+    cdef double* lam = _data(lam_out)
+    cdef cnp.npy_bool* unclipped = <cnp.npy_bool*>cnp.PyArray_DATA(unclipped_out)
     cdef double log_clip = log(clip), s
     with nogil:
         for i in range(n):
             # s = np.where(valid, log_pi - log_beta, 0).sum()
             s = 0.0
-            for t in range(h):
-                if mask[i, t] != 0.0:
-                    s = s + (log_pi[i, t] - log_beta[i, t])
+            for t in range(i * h, (i + 1) * h):
+                if m[t] != 0.0:
+                    s = s + (lp[t] - lb[t])
             lam[i] = exp(fmin(s, log_clip))
             unclipped[i] = s < log_clip
     return lam_out, unclipped_out
 
 
 cdef int _svd_solve(
-    const double[:, ::1] phi,
-    const double[::1] weights,
-    const double[::1] y,
-    const double[::1] phi_star,
+    const double* phi,
+    const double* weights,
+    const double* y,
+    const double* phi_star,
+    int n,
+    int d,
     double* w,
     double* u,
 ) noexcept nogil:
     """Least squares through the SVD √Λ Φ = U S Vᵀ; returns 0, or -1 if rank-deficient.
 
     w = V S⁻¹ Uᵀ √Λ y and u = V S⁻² Vᵀ φ*, i.e. A⁻¹ Φᵀ Λ y and A⁻¹ φ* for A = ΦᵀΛΦ.
+    ``phi`` is column-major (N×d).
     """
-    cdef int n = <int>phi.shape[0], d = <int>phi.shape[1], info = 0, lwork = -1
+    cdef int info = 0, lwork = -1
     cdef int i, j, k, rank_ok = 1
     cdef char jobu = b'S', jobvt = b'S'
     cdef double query, acc
@@ -204,11 +255,10 @@ cdef int _svd_solve(
     elif a == NULL or s == NULL or uu == NULL or vt == NULL or tmp == NULL:
         info = -2
     else:
-        # a = np.sqrt(weights)[:, None] * phi, column-major for LAPACK
-        for i in range(n):
-            acc = sqrt(weights[i])
-            for j in range(d):
-                a[i + j * n] = acc * phi[i, j]
+        # a = np.sqrt(weights)[:, None] * phi   (column-major, destroyed by dgesvd)
+        for j in range(d):
+            for i in range(n):
+                a[i + j * n] = sqrt(weights[i]) * phi[i + j * n]
         dgesvd(&jobu, &jobvt, &n, &d, a, &n, s, uu, &n, vt, &d, &query, &lwork, &info)
         lwork = <int>query
         work = <double*>malloc(lwork * sizeof(double))
@@ -254,12 +304,7 @@ cdef int _svd_solve(
     return 0
 
 
-def wls_forecast(
-    const double[:, ::1] phi,
-    const double[::1] weights,
-    const double[::1] y,
-    const double[::1] phi_star,
-):
+def wls_forecast(phi, weights, y, phi_star):
     """Weighted least-squares forecast and its exact partial derivatives.
 
     With ``A = Φᵀ Λ Φ`` (``Λ = diag(weights)``), ``w = A⁻¹ Φᵀ Λ y`` and
@@ -270,15 +315,17 @@ def wls_forecast(
         dfdweights[i]    = (φ_i · u) * (y[i] - φ_i · w)
 
     Unit weights give ordinary least squares, and ``dfdy`` is then the ζ of the
-    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not numerically
-    positive definite the system is solved by an SVD of ``√Λ Φ`` instead. A
-    rank-deficient system is not an error here: every output is NaN and ``status``
-    says so.
+    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not positive
+    definite, or too ill-conditioned for the normal equations (a pivot ratio
+    ``min L_jj² / max A_jj`` below 1e-8), the system is solved by an SVD of ``√Λ Φ``
+    instead. A rank-deficient system (``√Λ Φ`` of numerical rank < d) is not an
+    error here: every output is NaN and ``status`` says so.
 
     Parameters
     ----------
-    phi : ndarray of float64, shape (N, d)
-        Basis features of the past time indices.
+    phi : ndarray of float64, shape (N, d), Fortran-contiguous
+        Basis features of the past time indices, one contiguous column per feature
+        (as :func:`pyprog.forecast_design` returns them).
     weights : ndarray of float64, shape (N,)
         Non-negative regression weights (importance ratios for NWIS, ones for OLS).
     y : ndarray of float64, shape (N,)
@@ -295,27 +342,35 @@ def wls_forecast(
     status : int
         ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1) or ``WLS_RANK_DEFICIENT`` (2).
     """
+    cdef const double* X = _input(phi, "phi", 2, fortran=True)
+    cdef const double* lam = _input(weights, "weights", 1)
+    cdef const double* Y = _input(y, "y", 1)
+    cdef const double* ps = _input(phi_star, "phi_star", 1)
     cdef int n = <int>phi.shape[0], d = <int>phi.shape[1], two = 2, info = 0
+    _same_shape(weights, "weights", (n,))
+    _same_shape(y, "y", (n,))
+    _same_shape(phi_star, "phi_star", (d,))
     cdef int j, status = CHOLESKY
     cdef char lower = b'L'
     cdef double f = 0.0, tol = 0.0
-    w_out = np.empty(d, dtype=np.float64)
-    dfdy_out = np.empty(n, dtype=np.float64)
-    dfdw_out = np.empty(n, dtype=np.float64)
-    work = np.empty(d * d + 2 * d, dtype=np.float64)
-    cdef double[::1] w = w_out, dfdy = dfdy_out, dfdw = dfdw_out, wk = work
-    cdef double* A = &wk[0]            # d×d: Φᵀ Λ Φ (symmetric), then its Cholesky factor
-    cdef double* rhs = A + d * d       # d×2, column-major: [b, φ*], then [w, u]
-    if n == 0:
+    cdef cnp.ndarray w_out = _empty(d), dfdy_out = _empty(n), dfdw_out = _empty(n)
+    cdef double* w = _data(w_out)
+    cdef double* dfdy = _data(dfdy_out)
+    cdef double* dfdw = _data(dfdw_out)
+    if n == 0 or d == 0:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
+    cdef double* A = <double*>malloc((d * d + 2 * d + PYPROG_BLOCK) * sizeof(double))
+    cdef double* rhs = A + d * d        # d×2, column-major: [b, φ*], then [w, u]
+    cdef double* scratch = rhs + 2 * d  # PYPROG_BLOCK
+    if A == NULL:
+        raise MemoryError()
     with nogil:
         # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
-        pyprog_weighted_gram(&phi[0, 0], &weights[0], &y[0], n, d, A, rhs)
+        pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
         for j in range(d):
-            rhs[d + j] = phi_star[j]
-            # a pivot below tol is numerical rank loss, not a usable factor
+            rhs[d + j] = ps[j]
             tol = A[j + j * d] if A[j + j * d] > tol else tol
-        tol = tol * d * DBL_EPSILON
+        tol = tol * PIVOT_RATIO_MIN
         # [w, u] = cho_solve(cho_factor(A), [b, φ*])   (LAPACK)
         dpotrf(&lower, &d, A, &d, &info)
         for j in range(d):
@@ -325,23 +380,23 @@ def wls_forecast(
             dpotrs(&lower, &d, &two, A, &d, rhs, &d, &info)
         if info != 0:
             status = LSTSQ
-            if _svd_solve(phi, weights, y, phi_star, rhs, rhs + d) != 0:
+            if _svd_solve(X, lam, Y, ps, n, d, rhs, rhs + d) != 0:
                 status = RANK_DEFICIENT
+        if status != RANK_DEFICIENT:
+            # f = φ* · w
+            for j in range(d):
+                w[j] = rhs[j]
+                f += ps[j] * rhs[j]
+            # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
+            pyprog_wls_outputs(X, lam, Y, n, d, rhs, rhs + d, dfdy, dfdw)
+    free(A)
     if status == RANK_DEFICIENT:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
-    with nogil:
-        # f = φ* · w
-        for j in range(d):
-            w[j] = rhs[j]
-            f += phi_star[j] * rhs[j]
-        # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
-        pyprog_wls_outputs(&phi[0, 0], &weights[0], &y[0], n, d, rhs, rhs + d,
-                           &dfdy[0], &dfdw[0])
     return f, w_out, dfdy_out, dfdw_out, status
 
 
-cdef tuple _rank_deficient(w_out, dfdy_out, dfdw_out):
-    w_out[:] = NAN
-    dfdy_out[:] = NAN
-    dfdw_out[:] = NAN
+cdef tuple _rank_deficient(cnp.ndarray w_out, cnp.ndarray dfdy_out, cnp.ndarray dfdw_out):
+    w_out.fill(NAN)
+    dfdy_out.fill(NAN)
+    dfdw_out.fill(NAN)
     return NAN, w_out, dfdy_out, dfdw_out, RANK_DEFICIENT

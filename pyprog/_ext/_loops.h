@@ -19,9 +19,9 @@
  * inf above 709.78 and gradual underflow to 0 below -708.4.
  *
  * 2. pyprog_weighted_gram and pyprog_wls_outputs: the O(N d^2) and O(N d) passes of
- *    wls_forecast over a row-major (N, d) design. For d <= PYPROG_MAX_FIXED_D the loops
- *    are instantiated with d known at compile time, so the d x d accumulators live in
- *    registers and the row updates are vectorised; larger d takes the generic loop.
+ *    wls_forecast over a column-major (Fortran) (N, d) design, so that every loop runs
+ *    over a contiguous column: dot products with PYPROG_LANES independent partial sums
+ *    (a reduction the compiler may vectorise without reassociating) and axpy updates.
  */
 #ifndef PYPROG_LOOPS_H
 #define PYPROG_LOOPS_H
@@ -101,87 +101,68 @@ static void pyprog_rho_terms(const double *restrict c, const double *restrict di
     }
 }
 
-#define PYPROG_INLINE static inline __attribute__((always_inline))
-#define PYPROG_MAX_FIXED_D 10
+#define PYPROG_LANES 8
 
-/* A = phi.T @ (w[:, None] * phi) (full d x d, row-major), b = phi.T @ (w * y) */
-PYPROG_INLINE void pyprog_gram_d(const double *restrict phi, const double *restrict w,
-                                 const double *restrict y, ptrdiff_t n, const ptrdiff_t d,
-                                 double *restrict A, double *restrict b) {
-    double acc[d][d], accb[d]; /* d is a compile-time constant after inlining */
-    for (ptrdiff_t j = 0; j < d; j++) {
-        accb[j] = 0.0;
-        for (ptrdiff_t k = 0; k < d; k++) acc[j][k] = 0.0;
-    }
-    for (ptrdiff_t i = 0; i < n; i++) {
-        const double *p = phi + i * d;
-        for (ptrdiff_t j = 0; j < d; j++) {
-            double wp = w[i] * p[j];
-            accb[j] += wp * y[i];
-            for (ptrdiff_t k = 0; k < d; k++) acc[j][k] += wp * p[k];
-        }
-    }
-    for (ptrdiff_t j = 0; j < d; j++) {
-        b[j] = accb[j];
-        for (ptrdiff_t k = 0; k < d; k++) A[j * d + k] = acc[j][k];
-    }
+/* sum(a * b), as PYPROG_LANES interleaved partial sums */
+static inline double pyprog_dot(const double *restrict a, const double *restrict b, ptrdiff_t n) {
+    double lane[PYPROG_LANES] = {0.0};
+    double sum = 0.0;
+    ptrdiff_t i = 0;
+    for (; i + PYPROG_LANES <= n; i += PYPROG_LANES)
+        for (int l = 0; l < PYPROG_LANES; l++) lane[l] += a[i + l] * b[i + l];
+    for (; i < n; i++) sum += a[i] * b[i];
+    for (int l = 0; l < PYPROG_LANES; l++) sum += lane[l];
+    return sum;
 }
 
-/* pu = phi @ u, pw = phi @ wts;  dfdy = w * pu;  dfdw = pu * (y - pw) */
-PYPROG_INLINE void pyprog_outputs_d(const double *restrict phi, const double *restrict w,
-                                    const double *restrict y, ptrdiff_t n, const ptrdiff_t d,
-                                    const double *restrict wts, const double *restrict u,
-                                    double *restrict dfdy, double *restrict dfdw) {
-    double uw[d][2]; /* (u_j, wts_j) pairs: both dot products in one 2-lane chain */
-    for (ptrdiff_t j = 0; j < d; j++) {
-        uw[j][0] = u[j];
-        uw[j][1] = wts[j];
-    }
-    for (ptrdiff_t i = 0; i < n; i++) {
-        const double *p = phi + i * d;
-        double acc[2] = {0.0, 0.0};
-        for (ptrdiff_t j = 0; j < d; j++) {
-            acc[0] += p[j] * uw[j][0];
-            acc[1] += p[j] * uw[j][1];
-        }
-        dfdy[i] = w[i] * acc[0];
-        dfdw[i] = acc[0] * (y[i] - acc[1]);
-    }
-}
-
-/* Instantiate body(D) for D = 1..PYPROG_MAX_FIXED_D, or the generic body(d). */
-#define PYPROG_DISPATCH_D(d, body)       \
-    switch (d) {                         \
-    case 1: body(1); break;              \
-    case 2: body(2); break;              \
-    case 3: body(3); break;              \
-    case 4: body(4); break;              \
-    case 5: body(5); break;              \
-    case 6: body(6); break;              \
-    case 7: body(7); break;              \
-    case 8: body(8); break;              \
-    case 9: body(9); break;              \
-    case 10: body(10); break;            \
-    default: body(d); break;             \
-    }
-
+/* With x_j = phi[:, j] (column j, contiguous) and v = w * x_j:
+ *   A[j, k] = A[k, j] = v @ x_k  (A = phi.T @ diag(w) @ phi, row-major d x d)
+ *   b[j]             = v @ y     (b = phi.T @ (w * y))
+ * in blocks of PYPROG_BLOCK rows, so that the block's columns stay in L1 cache across
+ * the d(d+1)/2 dot products. scratch holds PYPROG_BLOCK doubles. */
+#define PYPROG_BLOCK 512
 PYPROG_VECTOR_CLONES
 static void pyprog_weighted_gram(const double *restrict phi, const double *restrict w,
                                  const double *restrict y, ptrdiff_t n, ptrdiff_t d,
-                                 double *restrict A, double *restrict b) {
-#define PYPROG_GRAM(D) pyprog_gram_d(phi, w, y, n, D, A, b)
-    PYPROG_DISPATCH_D(d, PYPROG_GRAM)
-#undef PYPROG_GRAM
+                                 double *restrict A, double *restrict b,
+                                 double *restrict scratch) {
+    for (ptrdiff_t j = 0; j < d; j++) {
+        b[j] = 0.0;
+        for (ptrdiff_t k = 0; k < d; k++) A[j * d + k] = 0.0;
+    }
+    for (ptrdiff_t start = 0; start < n; start += PYPROG_BLOCK) {
+        ptrdiff_t m = n - start < PYPROG_BLOCK ? n - start : PYPROG_BLOCK;
+        for (ptrdiff_t j = 0; j < d; j++) {
+            const double *xj = phi + j * n + start;
+            for (ptrdiff_t i = 0; i < m; i++) scratch[i] = w[start + i] * xj[i];
+            b[j] += pyprog_dot(scratch, y + start, m);
+            for (ptrdiff_t k = 0; k <= j; k++)
+                A[j * d + k] += pyprog_dot(scratch, phi + k * n + start, m);
+        }
+    }
+    for (ptrdiff_t j = 0; j < d; j++)
+        for (ptrdiff_t k = 0; k < j; k++) A[k * d + j] = A[j * d + k];
 }
 
+/* pu = phi @ u, pw = phi @ wts (column by column);  dfdy = w * pu;  dfdw = pu * (y - pw) */
 PYPROG_VECTOR_CLONES
 static void pyprog_wls_outputs(const double *restrict phi, const double *restrict w,
                                const double *restrict y, ptrdiff_t n, ptrdiff_t d,
                                const double *restrict wts, const double *restrict u,
                                double *restrict dfdy, double *restrict dfdw) {
-#define PYPROG_OUTPUTS(D) pyprog_outputs_d(phi, w, y, n, D, wts, u, dfdy, dfdw)
-    PYPROG_DISPATCH_D(d, PYPROG_OUTPUTS)
-#undef PYPROG_OUTPUTS
+    for (ptrdiff_t i = 0; i < n; i++) dfdy[i] = dfdw[i] = 0.0;
+    for (ptrdiff_t j = 0; j < d; j++) {
+        const double *xj = phi + j * n;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            dfdy[i] += u[j] * xj[i];   /* pu */
+            dfdw[i] += wts[j] * xj[i]; /* pw */
+        }
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double pu = dfdy[i];
+        dfdy[i] = w[i] * pu;
+        dfdw[i] = pu * (y[i] - dfdw[i]);
+    }
 }
 
 #endif /* PYPROG_LOOPS_H */

@@ -4,16 +4,22 @@ This module is the reference: every kernel here has the same name, signature and
 docstring as its compiled twin, and the test-suite holds the two to 1e-10 on random
 and edge-case inputs. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
 
-Kernels trust their inputs (float64, C-contiguous, shapes as documented); the public
+Kernels trust their inputs (float64, C-contiguous except ``wls_forecast``'s Fortran
+``phi``, shapes as documented); the public
 functions in :mod:`pyprog.estimators` validate at the boundary.
 """
 
 import numpy as np
 import scipy.linalg
 
+# The normal equations square the condition number: past this ratio of Cholesky pivots
+# (min L_jj² / max A_jj, about 1 / cond(A)) they lose more than ~8 digits, and the
+# SVD of √Λ Φ is used instead.
+PIVOT_RATIO_MIN = 1e-8
+
 #: ``wls_forecast`` status: solved by Cholesky of ΦᵀΛΦ.
 WLS_CHOLESKY = 0
-#: ``wls_forecast`` status: ΦᵀΛΦ not positive definite, solved by SVD of √Λ Φ (full rank).
+#: ``wls_forecast`` status: ΦᵀΛΦ ill-conditioned, solved by SVD of √Λ Φ (full rank).
 WLS_LSTSQ = 1
 #: ``wls_forecast`` status: rank-deficient weighted system; every output is NaN.
 WLS_RANK_DEFICIENT = 2
@@ -61,7 +67,7 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
         terms = np.where(valid, rho * discount * rewards, 0.0)
     # reversed cumulative sum: g[:, t] = sum_{l >= t} terms[:, l]
     g = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
-    J = np.ascontiguousarray(g[:, 0])
+    J = g[:, 0].copy() if g.shape[1] else np.zeros(g.shape[0])
     g = np.where(valid, g, 0.0)
     return g, J
 
@@ -87,7 +93,8 @@ def episode_ratios(log_pi, log_beta, mask, clip):
     with np.errstate(invalid="ignore"):
         s = np.where(mask != 0, log_pi - log_beta, 0.0).sum(axis=1)
     log_clip = np.log(clip)
-    lam = np.exp(np.minimum(s, log_clip))
+    with np.errstate(over="ignore"):
+        lam = np.exp(np.minimum(s, log_clip))
     return lam, s < log_clip
 
 
@@ -102,15 +109,17 @@ def wls_forecast(phi, weights, y, phi_star):
         dfdweights[i]    = (φ_i · u) * (y[i] - φ_i · w)
 
     Unit weights give ordinary least squares, and ``dfdy`` is then the ζ of the
-    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not numerically
-    positive definite the system is solved by an SVD of ``√Λ Φ`` instead. A
-    rank-deficient system is not an error here: every output is NaN and ``status``
-    says so.
+    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not positive
+    definite, or too ill-conditioned for the normal equations (a pivot ratio
+    ``min L_jj² / max A_jj`` below 1e-8), the system is solved by an SVD of ``√Λ Φ``
+    instead. A rank-deficient system (``√Λ Φ`` of numerical rank < d) is not an
+    error here: every output is NaN and ``status`` says so.
 
     Parameters
     ----------
-    phi : ndarray of float64, shape (N, d)
-        Basis features of the past time indices.
+    phi : ndarray of float64, shape (N, d), Fortran-contiguous
+        Basis features of the past time indices, one contiguous column per feature
+        (as :func:`pyprog.forecast_design` returns them).
     weights : ndarray of float64, shape (N,)
         Non-negative regression weights (importance ratios for NWIS, ones for OLS).
     y : ndarray of float64, shape (N,)
@@ -134,9 +143,8 @@ def wls_forecast(phi, weights, y, phi_star):
     b = weighted.T @ y
     try:
         factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-        # a pivot below this is numerical rank loss, not a usable factor
-        if np.any(np.diag(factor[0]) ** 2 <= np.max(np.diag(A)) * d * np.finfo(np.float64).eps):
-            raise scipy.linalg.LinAlgError("numerically singular")
+        if np.any(np.diag(factor[0]) ** 2 <= np.max(np.diag(A)) * PIVOT_RATIO_MIN):
+            raise scipy.linalg.LinAlgError("too ill-conditioned for the normal equations")
         solved = scipy.linalg.cho_solve(factor, np.stack([b, phi_star], axis=1), check_finite=False)
         w, u = solved[:, 0], solved[:, 1]
         status = WLS_CHOLESKY

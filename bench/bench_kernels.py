@@ -1,0 +1,62 @@
+"""Compiled kernels vs their NumPy twins, side by side (issue: core kernels).
+
+Run: ``pytest bench/bench_kernels.py --benchmark-columns=median,iqr,rounds``.
+Targets: fused PDIS >= 3x the fallback at (N, H) = (1000, 500); WLS forecast with its
+gradients >= 5x at N = 1000, d = 7.
+"""
+
+import numpy as np
+import pytest
+
+from pyprog._ext import fallback
+from pyprog.bases import forecast_design
+
+compiled = pytest.importorskip("pyprog._ext._kernels", reason="compiled kernels not built")
+
+IMPLS = [("numpy", fallback, "baseline"), ("cython", compiled, "candidate")]
+
+
+def episodes(n, h, seed=0):
+    rng = np.random.default_rng(seed)
+    log_pi = np.log(0.5) + 0.1 * rng.normal(size=(n, h))
+    log_beta = np.log(0.5) + 0.1 * rng.normal(size=(n, h))
+    rewards = rng.normal(size=(n, h))
+    lengths = rng.integers(max(1, h // 2), h + 1, size=n)
+    mask = (np.arange(h) < lengths[:, None]).astype(np.float64)
+    return log_pi, log_beta, rewards, mask
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+@pytest.mark.parametrize("n, h", [(1000, 1), (1000, 15), (1000, 500)])
+def bench_pdis_weights(benchmark, impl, K, role, n, h):
+    benchmark.group = f"pdis_weights (N, H) = ({n}, {h})"
+    benchmark.extra_info.update(impl=impl, role=role)
+    if role == "candidate" and (n, h) == (1000, 500):
+        benchmark.extra_info["target"] = 3.0
+    log_pi, log_beta, rewards, mask = episodes(n, h)
+    g, J = benchmark(K.pdis_weights, log_pi, log_beta, rewards, mask, 0.99, 10.0)
+    assert J.shape == (n,)
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+@pytest.mark.parametrize("d", [3, 7])
+def bench_wls_forecast(benchmark, impl, K, role, d):
+    n = 1000
+    benchmark.group = f"wls_forecast + gradients N = {n}, d = {d}"
+    benchmark.extra_info.update(impl=impl, role=role)
+    if role == "candidate" and d == 7:
+        benchmark.extra_info["target"] = 5.0
+    rng = np.random.default_rng(d)
+    phi, phi_star = forecast_design(n, 1, "fourier", d)
+    ratios, returns = rng.random(n) * 5, rng.normal(size=n)
+    f, w, dfdy, dfdw, status = benchmark(K.wls_forecast, phi, ratios, returns, phi_star)
+    assert status == K.WLS_CHOLESKY
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+def bench_episode_ratios(benchmark, impl, K, role):
+    benchmark.group = "episode_ratios (N, H) = (1000, 15)"
+    benchmark.extra_info.update(impl=impl, role=role)
+    log_pi, log_beta, _, mask = episodes(1000, 15)
+    lam, unclipped = benchmark(K.episode_ratios, log_pi, log_beta, mask, 10.0)
+    assert lam.shape == (1000,)

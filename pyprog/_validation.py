@@ -1,0 +1,109 @@
+"""Checks at the public boundary: clear ``ValueError``s that name the argument and the fix.
+
+Kernels trust their inputs; everything a user can pass goes through these first.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "check_clip",
+    "check_finite",
+    "check_gamma",
+    "check_int",
+    "check_mask",
+    "check_nonnegative",
+    "check_positive",
+    "check_same_shape",
+]
+
+
+def _where(index: tuple[int, ...]) -> str:
+    if len(index) == 1:
+        return f"episode {index[0]}"
+    return f"episode {index[0]}, step {index[1]}"
+
+
+def as_float_array(name: str, value, ndim: int, shape_doc: str) -> np.ndarray:
+    """``value`` as a C-contiguous float64 array with ``ndim`` dimensions."""
+    try:
+        arr = np.ascontiguousarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must be an array of numbers of shape {shape_doc}; {exc}"
+        ) from None
+    if arr.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D array of shape {shape_doc}; got shape {arr.shape}"
+        )
+    return arr
+
+
+def check_finite(name: str, arr: np.ndarray, mask: np.ndarray | None = None) -> None:
+    """Raise if ``arr`` holds NaN or ±inf (only where ``mask`` is non-zero, if given)."""
+    bad = ~np.isfinite(arr)
+    if mask is not None:
+        bad &= mask != 0
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must be finite; got {arr[index]} at {_where(index)}")
+
+
+def check_mask(mask: np.ndarray) -> None:
+    """A mask holds only 0.0 (padding) and 1.0 (valid step)."""
+    bad = (mask != 0.0) & (mask != 1.0)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"mask must contain only 0 (padding) and 1 (valid step); got {mask[index]} "
+            f"at {_where(index)}"
+        )
+
+
+def check_same_shape(**arrays: np.ndarray) -> None:
+    """All arrays have the shape of the first one."""
+    (first, ref), *rest = arrays.items()
+    for name, arr in rest:
+        if arr.shape != ref.shape:
+            raise ValueError(f"{name} must have the shape of {first} {ref.shape}; got {arr.shape}")
+
+
+def check_nonnegative(name: str, arr: np.ndarray) -> None:
+    """Raise if any entry of ``arr`` is negative."""
+    bad = arr < 0
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must be >= 0; got {arr[index]} at {_where(index)}")
+
+
+def check_clip(clip: float) -> float:
+    """An importance-ratio clip is a number > 0; ``inf`` means no clipping."""
+    if not isinstance(clip, numbers.Real) or math.isnan(clip) or clip <= 0:
+        raise ValueError(f"clip must be a number > 0 (inf for no clipping); got {clip!r}")
+    return float(clip)
+
+
+def check_gamma(gamma: float) -> float:
+    """A discount factor lies in [0, 1]."""
+    if not isinstance(gamma, numbers.Real) or not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be a number in [0, 1]; got {gamma!r}")
+    return float(gamma)
+
+
+def check_positive(name: str, value: float) -> float:
+    """A finite number > 0 (learning rates, standard deviations, ...)."""
+    if not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+    return float(value)
+
+
+def check_int(name: str, value: int, minimum: int) -> int:
+    """An integer >= ``minimum`` (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)

@@ -1,0 +1,135 @@
+"""Time bases for forecasting a policy's performance over episodes (paper §4, appendix D.2).
+
+Episode ``i = 1..N`` of the buffer sits at the normalised time
+``x_i = i / (N + δ + ⌊0.05 N⌋)``, and the forecast target is the mean over the next
+δ episodes, ``φ* = mean_{Δ=1..δ} φ(x_{N+Δ})``. The extra ``⌊0.05 N⌋`` keeps the
+forecast times away from x = 1, where a Fourier basis turns sharply.
+
+Bases (every one contains the constant, which NIS needs to be unbiased, appendix A):
+
+* ``"fourier"``: ``φ_n(x) = cos(π n x)``, n = 0..d−1 (sines dropped, appendix D.2);
+* ``"poly"``: ``φ_n(x) = x**n``, n = 0..d−1;
+* ``"linear"`` (the paper's identity basis): ``[x, 1]``, always 2 features.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from pyprog._validation import check_int
+
+__all__ = ["BASES", "forecast_design", "n_features", "time_basis", "time_index"]
+
+#: The available time bases.
+BASES = ("fourier", "poly", "linear")
+
+
+def _check_basis(basis: str, d: int) -> int:
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}; got {basis!r}")
+    return check_int("d", d, 1)
+
+
+def n_features(basis: str = "fourier", d: int = 5) -> int:
+    """Number of features of a basis: ``d``, or 2 for ``"linear"`` (which ignores ``d``).
+
+    Examples
+    --------
+    >>> n_features("fourier", 5), n_features("linear", 5)
+    (5, 2)
+    """
+    _check_basis(basis, d)
+    return 2 if basis == "linear" else int(d)
+
+
+def time_basis(x, basis: str = "fourier", d: int = 5) -> np.ndarray:
+    """Basis features of normalised times.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Normalised times, normally in (0, 1) (see :func:`time_index`).
+    basis : {"fourier", "poly", "linear"}
+    d : int
+        Number of features (ignored by ``"linear"``, which has 2).
+
+    Returns
+    -------
+    phi : ndarray of float64, shape (n, n_features(basis, d))
+
+    Examples
+    --------
+    >>> time_basis([0.0, 0.5], "fourier", 3).round(12)
+    array([[ 1.,  1.,  1.],
+           [ 1.,  0., -1.]])
+    >>> time_basis([0.25], "linear")
+    array([[0.25, 1.  ]])
+    """
+    _check_basis(basis, d)
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"x must be a 1-D array of shape (n,); got shape {x.shape}")
+    if basis == "fourier":
+        return np.cos(np.pi * np.outer(x, np.arange(d)))
+    if basis == "poly":
+        return np.power.outer(x, np.arange(d, dtype=np.float64))
+    return np.stack([x, np.ones_like(x)], axis=1)
+
+
+def time_index(n: int, delta: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised times of the ``n`` past episodes and of the next ``delta`` ones.
+
+    ``x_i = i / (n + δ + ⌊0.05 n⌋)`` for i = 1..n, and the same for i = n+1..n+δ.
+
+    Returns
+    -------
+    x_past : ndarray of float64, shape (n,)
+    x_future : ndarray of float64, shape (delta,)
+
+    Examples
+    --------
+    >>> x_past, x_future = time_index(4, delta=1)
+    >>> x_past, x_future
+    (array([0.2, 0.4, 0.6, 0.8]), array([1.]))
+    """
+    n = check_int("n", n, 1)
+    delta = check_int("delta", delta, 1)
+    scale = float(n + delta + int(0.05 * n))
+    return np.arange(1, n + 1) / scale, np.arange(n + 1, n + delta + 1) / scale
+
+
+@lru_cache(maxsize=64)
+def _design(n: int, delta: int, basis: str, d: int) -> tuple[np.ndarray, np.ndarray]:
+    x_past, x_future = time_index(n, delta)
+    # column-major: the WLS kernel runs down contiguous feature columns
+    phi = np.asfortranarray(time_basis(x_past, basis, d))
+    phi_star = time_basis(x_future, basis, d).mean(axis=0)
+    phi.flags.writeable = False
+    phi_star.flags.writeable = False
+    return phi, phi_star
+
+
+def forecast_design(
+    n: int, delta: int = 1, basis: str = "fourier", d: int = 5
+) -> tuple[np.ndarray, np.ndarray]:
+    """Regression design of a forecast from ``n`` past episodes, ``delta`` episodes ahead.
+
+    Returns
+    -------
+    phi : ndarray of float64, shape (n, k), read-only, Fortran-ordered
+        ``φ(x_i)`` for the past episodes, ``k = n_features(basis, d)``.
+    phi_star : ndarray of float64, shape (k,), read-only
+        ``mean_{Δ=1..δ} φ(x_{n+Δ})``, the features of the forecast target.
+
+    Examples
+    --------
+    >>> phi, phi_star = forecast_design(10, delta=2, basis="poly", d=3)
+    >>> phi.shape, phi_star.shape
+    ((10, 3), (3,))
+    """
+    n = check_int("n", n, 1)
+    delta = check_int("delta", delta, 1)
+    d = _check_basis(basis, d)
+    return _design(n, delta, basis, d)

@@ -1,0 +1,311 @@
+"""Forecasting estimators of a policy's future performance (paper §4–6, appendix A–B).
+
+Pure functions on arrays, validated here once and computed by the kernels
+(:mod:`pyprog._ext`, Cython or the NumPy fallback):
+
+* :func:`pdis` — per-decision importance sampling: each past episode's estimate
+  ``Ĵ_i(π)`` and the per-step weights of its policy gradient (Property 1);
+* :func:`episode_ratios` — whole-episode importance ratios, clipped (NWIS weights);
+* :func:`ols_weights` — the ζ of paper Fig. 4, ``∂Ĵ_{N+δ}/∂Ĵ_i``;
+* :func:`nis_forecast` — NIS: OLS forecast of the PDIS estimates (Pro-OLS);
+* :func:`nwis_forecast` — NWIS: WLS forecast of the returns weighted by the ratios
+  (Pro-WLS).
+
+Example: forecast a policy's performance from logged data in five lines::
+
+    J = pdis(log_pi, log_beta, rewards, mask, gamma=0.99, clip=10).J
+    nis = nis_forecast(J, delta=1, basis="fourier", d=5)
+    lam, _ = episode_ratios(log_pi, log_beta, mask, clip=10)
+    G = (rewards * mask * 0.99 ** np.arange(rewards.shape[1])).sum(axis=1)
+    nwis = nwis_forecast(G, lam, delta=1, basis="fourier", d=5)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pyprog._backend import kernels
+from pyprog._validation import (
+    as_float_array,
+    check_clip,
+    check_finite,
+    check_gamma,
+    check_int,
+    check_mask,
+    check_nonnegative,
+    check_same_shape,
+)
+from pyprog.bases import forecast_design, n_features
+
+__all__ = [
+    "Forecast",
+    "ForecastError",
+    "PDISResult",
+    "episode_ratios",
+    "nis_forecast",
+    "nwis_forecast",
+    "ols_weights",
+    "pdis",
+]
+
+
+class ForecastError(ValueError):
+    """The (weighted) least-squares system has no unique solution.
+
+    Raised when fewer episodes than basis features carry weight, e.g. when most
+    importance ratios are 0. A learner skips such an update instead (and counts it).
+    """
+
+
+class PDISResult(NamedTuple):
+    """Output of :func:`pdis`."""
+
+    #: PDIS estimate of each episode's performance, shape (N,).
+    J: np.ndarray
+    #: Reversed cumulative weights, shape (N, H): ∇Ĵ_i = Σ_t ∇log π(a_t|s_t) g[i, t].
+    g: np.ndarray
+
+
+class Forecast(NamedTuple):
+    """A forecast of future performance and its gradient w.r.t. its inputs."""
+
+    #: The forecast Ĵ_{N+δ}: mean performance over the next δ episodes.
+    value: float
+    #: ∂value/∂input, shape (N,): w.r.t. the PDIS estimates (NIS) or the ratios (NWIS).
+    grad: np.ndarray
+
+
+def _episode_arrays(log_pi, log_beta, mask, rewards=None):
+    """Validate (N, H) episode arrays; a missing mask means every step is valid."""
+    shape = "(N, H)"
+    log_pi = as_float_array("log_pi", log_pi, 2, shape)
+    log_beta = as_float_array("log_beta", log_beta, 2, shape)
+    arrays = {"log_pi": log_pi, "log_beta": log_beta}
+    if rewards is not None:
+        rewards = as_float_array("rewards", rewards, 2, shape)
+        arrays["rewards"] = rewards
+    if mask is None:
+        mask = np.ones_like(log_pi)
+    else:
+        mask = as_float_array("mask", mask, 2, shape)
+        arrays["mask"] = mask
+    check_same_shape(**arrays)
+    check_mask(mask)
+    # padding may hold anything: only the valid steps have to be numbers
+    for name in ("log_pi", "log_beta", "rewards"):
+        if name in arrays:
+            check_finite(name, arrays[name], mask)
+    # the kernels read padding too (and discard it): make it finite
+    log_pi, log_beta = (np.where(mask != 0, a, 0.0) for a in (log_pi, log_beta))
+    if rewards is not None:
+        rewards = np.where(mask != 0, rewards, 0.0)
+    return log_pi, log_beta, rewards, mask
+
+
+def pdis(
+    log_pi, log_beta, rewards, mask=None, gamma: float = 1.0, clip: float = np.inf
+) -> PDISResult:
+    """Per-decision importance-sampling estimates of each logged episode's performance.
+
+    ``Ĵ_i(π) = Σ_t ρ_{i,t} γ^t r_{i,t}`` with the cumulative ratio
+    ``ρ_{i,t} = min(clip, Π_{l≤t} π(a_l|s_l)/β(a_l|s_l))`` computed in log space
+    (paper eq. 2; long episodes' ratios overflow a double otherwise).
+
+    Parameters
+    ----------
+    log_pi : array_like, shape (N, H)
+        ``log π(a_{i,t}|s_{i,t})`` of the evaluated policy (log-densities for
+        continuous actions).
+    log_beta : array_like, shape (N, H)
+        ``log β_i(a_{i,t}|s_{i,t})`` of the behaviour policy that played episode i.
+    rewards : array_like, shape (N, H)
+    mask : array_like of {0, 1}, shape (N, H), optional
+        1 for valid steps, 0 for padding of shorter episodes. Default: all valid.
+    gamma : float in [0, 1]
+    clip : float > 0
+        Upper clip of the cumulative ratio; ``inf`` (default) for none.
+
+    Returns
+    -------
+    PDISResult
+        ``J`` (N,), the estimates, and ``g`` (N, H), the per-step weights of the PDIS
+        gradient ``∇Ĵ_i = Σ_t ∇log π(a_{i,t}|s_{i,t}) g[i, t]`` (Property 1).
+
+    Raises
+    ------
+    ValueError
+        For NaN/inf log-probabilities or rewards at valid steps, a mask that is not
+        0/1, mismatched shapes, ``clip <= 0`` or ``gamma`` outside [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> log_pi = np.log([[0.5, 0.5], [0.9, 0.1]])
+    >>> log_beta = np.log([[0.5, 0.5], [0.5, 0.5]])
+    >>> pdis(log_pi, log_beta, rewards=[[1.0, 1.0], [1.0, 1.0]]).J.round(3)
+    array([2.  , 2.16])
+    """
+    log_pi, log_beta, rewards, mask = _episode_arrays(log_pi, log_beta, mask, rewards)
+    g, J = kernels.pdis_weights(
+        log_pi, log_beta, rewards, mask, check_gamma(gamma), check_clip(clip)
+    )
+    return PDISResult(J, g)
+
+
+def episode_ratios(
+    log_pi, log_beta, mask=None, clip: float = np.inf
+) -> tuple[np.ndarray, np.ndarray]:
+    """Whole-episode importance ratios ``λ_i = min(clip, Π_t π/β)``, the NWIS weights.
+
+    Parameters
+    ----------
+    log_pi, log_beta : array_like, shape (N, H)
+    mask : array_like of {0, 1}, shape (N, H), optional
+    clip : float > 0
+
+    Returns
+    -------
+    lam : ndarray, shape (N,)
+    unclipped : ndarray of bool, shape (N,)
+        Where ``Π_t π/β < clip``: only there does λ depend on the policy
+        (``∇λ_i = λ_i Σ_t ∇log π``, else 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lam, unclipped = episode_ratios(np.log([[0.9], [0.1]]), np.log([[0.3], [0.3]]), clip=2)
+    >>> lam.round(3), unclipped
+    (array([2.   , 0.333]), array([False,  True]))
+    """
+    log_pi, log_beta, _, mask = _episode_arrays(log_pi, log_beta, mask)
+    return kernels.episode_ratios(log_pi, log_beta, mask, check_clip(clip))
+
+
+def _check_enough(n: int, basis: str, d: int, what: str) -> int:
+    k = n_features(basis, d)
+    if n < k:
+        raise ValueError(
+            f"{what} needs at least as many episodes as basis features: got {n} episodes "
+            f"for {k} features (basis={basis!r}, d={d}); use a smaller d or more episodes"
+        )
+    return k
+
+
+def _solve(phi, weights, y, phi_star, what: str):
+    f, w, dfdy, dfdweights, status = kernels.wls_forecast(phi, weights, y, phi_star)
+    if status == kernels.WLS_RANK_DEFICIENT:
+        raise ForecastError(
+            f"{what}: the weighted least-squares system is rank-deficient "
+            f"({int(np.count_nonzero(weights))} of {len(weights)} episodes have non-zero "
+            f"weight for {phi.shape[1]} basis features); no forecast exists"
+        )
+    return f, dfdy, dfdweights
+
+
+def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> np.ndarray:
+    """The OLS forecast's weights ``ζ_i = ∂Ĵ_{n+δ}/∂Ĵ_i = [φ*(ΦᵀΦ)⁻¹Φᵀ]_i`` (paper Fig. 4).
+
+    They do not depend on the data, sum to 1 (the basis holds the constant) and are
+    often negative: the forecast's gradient ``Σ_i ζ_i ∇Ĵ_i`` can push away from what
+    did well in the past.
+
+    Returns
+    -------
+    zeta : ndarray of float64, shape (n,)
+
+    Examples
+    --------
+    >>> zeta = ols_weights(100, delta=1, basis="linear")
+    >>> round(float(zeta.sum()), 12), bool(zeta[0] < 0 < zeta[-1])
+    (1.0, True)
+    """
+    n = check_int("n", n, 1)
+    _check_enough(n, basis, d, "ols_weights")
+    phi, phi_star = forecast_design(n, delta, basis, d)
+    _, zeta, _ = _solve(phi, np.ones(n), np.zeros(n), phi_star, "ols_weights")
+    return zeta
+
+
+def nis_forecast(J_hat, delta: int = 1, basis: str = "fourier", d: int = 5) -> Forecast:
+    """NIS: forecast the mean performance over the next ``delta`` episodes by OLS.
+
+    ``Ĵ_{N+δ} = φ*(ΦᵀΦ)⁻¹ΦᵀY`` with ``Y_i = Ĵ_i`` the per-episode PDIS estimates in
+    play order. Unbiased and consistent under stationarity (paper Thms 1, 3).
+
+    Parameters
+    ----------
+    J_hat : array_like, shape (N,)
+        Past estimates of the policy's performance, oldest first (e.g. ``pdis(...).J``).
+    delta : int >= 1
+        Forecast horizon (episodes); the target is the mean of the next ``delta``.
+    basis : {"fourier", "poly", "linear"}
+    d : int >= 1
+        Number of basis features (at most N).
+
+    Returns
+    -------
+    Forecast
+        ``value`` and ``grad = ζ`` (N,), ``∂value/∂J_hat``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> trend = 2.0 + 0.5 * np.arange(1, 21)  # a perfectly linear past
+    >>> round(nis_forecast(trend, delta=1, basis="linear").value, 10)  # episode 21
+    12.5
+    """
+    J_hat = as_float_array("J_hat", J_hat, 1, "(N,)")
+    check_finite("J_hat", J_hat)
+    _check_enough(len(J_hat), basis, d, "nis_forecast")
+    phi, phi_star = forecast_design(len(J_hat), delta, basis, d)
+    f, zeta, _ = _solve(phi, np.ones(len(J_hat)), J_hat, phi_star, "nis_forecast")
+    return Forecast(f, zeta)
+
+
+def nwis_forecast(returns, ratios, delta: int = 1, basis: str = "fourier", d: int = 5) -> Forecast:
+    """NWIS: forecast by weighted least squares of the returns, weighted by the ratios.
+
+    ``Ĵ‡_{N+δ} = φ*(ΦᵀΛΦ)⁻¹ΦᵀΛG`` with ``Λ = diag(ratios)`` and ``G_i`` the discounted
+    return of episode i. Biased but consistent, and of lower variance than NIS; with
+    ``d = 1`` it is weighted importance sampling (paper §6).
+
+    Parameters
+    ----------
+    returns : array_like, shape (N,)
+        Discounted returns ``G_i = Σ_t γ^t r_{i,t}``, oldest first.
+    ratios : array_like, shape (N,)
+        Whole-episode importance ratios ``λ_i >= 0`` (e.g. from :func:`episode_ratios`).
+    delta, basis, d
+        As in :func:`nis_forecast`.
+
+    Returns
+    -------
+    Forecast
+        ``value`` and ``grad`` (N,) ``= ∂value/∂ratios = (φ_i·u)(G_i − φ_i·w)`` with
+        ``u = (ΦᵀΛΦ)⁻¹φ*ᵀ`` and ``w`` the regression weights; chain it with
+        ``∇λ_i = λ_i Σ_t ∇log π`` (0 where the ratio is clipped) for a policy gradient.
+
+    Raises
+    ------
+    ForecastError
+        If fewer than ``d`` episodes carry non-zero weight (rank-deficient system).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G, lam = np.array([1.0, 3.0, 2.0]), np.array([1.0, 0.0, 3.0])
+    >>> nwis_forecast(G, lam, d=1).value  # d = 1: weighted importance sampling
+    1.75
+    """
+    returns = as_float_array("returns", returns, 1, "(N,)")
+    ratios = as_float_array("ratios", ratios, 1, "(N,)")
+    check_same_shape(returns=returns, ratios=ratios)
+    check_finite("returns", returns)
+    check_finite("ratios", ratios)
+    check_nonnegative("ratios", ratios)
+    _check_enough(len(returns), basis, d, "nwis_forecast")
+    phi, phi_star = forecast_design(len(returns), delta, basis, d)
+    f, _, dfdratios = _solve(phi, ratios, returns, phi_star, "nwis_forecast")
+    return Forecast(f, dfdratios)

@@ -1,0 +1,323 @@
+"""The Cython kernels against their NumPy twins, and both against the math."""
+
+import inspect
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from pyprog._ext import fallback
+
+try:
+    from pyprog._ext import _kernels as compiled
+except ImportError:  # no compiler at install time: the fallback alone is tested
+    compiled = None
+
+needs_compiled = pytest.mark.skipif(compiled is None, reason="compiled kernels not built")
+KERNEL_MODULES = [fallback] + ([compiled] if compiled is not None else [])
+RTOL = 1e-10
+
+
+@pytest.fixture(params=KERNEL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def K(request):
+    return request.param
+
+
+def random_episodes(rng, n, h, scale=0.3, ragged=True):
+    log_pi = rng.normal(size=(n, h)) * scale + np.log(0.5)
+    log_beta = rng.normal(size=(n, h)) * scale + np.log(0.5)
+    rewards = rng.normal(size=(n, h))
+    mask = np.ones((n, h))
+    if ragged:  # prefix masks: episode i has T_i valid steps
+        lengths = rng.integers(1, h + 1, size=n)
+        mask = (np.arange(h) < lengths[:, None]).astype(np.float64)
+    return log_pi, log_beta, rewards, mask
+
+
+def pdis_reference(log_pi, log_beta, rewards, mask, gamma, clip):
+    """The definition, one sum at a time (slow, obviously right)."""
+    n, h = log_pi.shape
+    g = np.zeros((n, h))
+    J = np.zeros(n)
+    for i in range(n):
+        terms = np.zeros(h)
+        c = 0.0
+        for t in range(h):
+            if mask[i, t]:
+                c += log_pi[i, t] - log_beta[i, t]
+                terms[t] = min(clip, np.exp(c)) * gamma**t * rewards[i, t]
+        J[i] = terms.sum()
+        for t in range(h):
+            g[i, t] = terms[t:].sum() if mask[i, t] else 0.0
+    return g, J
+
+
+def assert_same(a, b, rtol=RTOL):
+    """Equal to ``rtol`` relative to the largest finite magnitude (inf and NaN must match)."""
+    b = np.asarray(b)
+    finite = np.abs(b[np.isfinite(b)])
+    scale = max(1.0, finite.max()) if finite.size else 1.0
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale)
+
+
+class TestSignatures:
+    @needs_compiled
+    @pytest.mark.parametrize("name", ["pdis_weights", "episode_ratios", "wls_forecast"])
+    def test_twins_share_name_signature_and_docstring(self, name):
+        f, c = getattr(fallback, name), getattr(compiled, name)
+        assert list(inspect.signature(f).parameters) == list(inspect.signature(c).parameters)
+        assert inspect.getdoc(f) == inspect.getdoc(c)
+
+    @needs_compiled
+    def test_status_constants_agree(self):
+        for name in ("WLS_CHOLESKY", "WLS_LSTSQ", "WLS_RANK_DEFICIENT"):
+            assert getattr(fallback, name) == getattr(compiled, name)
+
+
+class TestPDISWeights:
+    @pytest.mark.parametrize("shape", [(1, 1), (7, 1), (50, 15), (20, 200)])
+    def test_matches_definition(self, K, shape):
+        rng = np.random.default_rng(sum(shape))
+        args = random_episodes(rng, *shape)
+        g, J = K.pdis_weights(*args, 0.95, 3.0)
+        g_ref, J_ref = pdis_reference(*args, 0.95, 3.0)
+        assert_same(g, g_ref, 1e-12)
+        assert_same(J, J_ref, 1e-12)
+
+    @needs_compiled
+    @pytest.mark.parametrize(
+        "n, h, scale, clip",
+        [
+            (1000, 1, 0.3, 10.0),  # H = 1
+            (300, 15, 0.3, 5.0),  # ragged
+            (100, 500, 0.05, 10.0),
+            (100, 40, 3.0, 1e-3),  # every ratio clipped
+            (50, 30, 80.0, np.inf),  # huge log-ratios: overflow to inf, underflow to 0
+            (50, 30, 0.3, np.inf),
+        ],
+    )
+    def test_compiled_equals_fallback(self, n, h, scale, clip):
+        rng = np.random.default_rng(n + h)
+        args = random_episodes(rng, n, h, scale)
+        with np.errstate(invalid="ignore"):
+            got = compiled.pdis_weights(*args, 0.99, clip)
+            expected = fallback.pdis_weights(*args, 0.99, clip)
+            for a, b in zip(got, expected, strict=True):
+                assert_same(a, b)
+
+    def test_every_ratio_clipped_gives_clip_times_discounted_return(self, K):
+        rng = np.random.default_rng(1)
+        log_pi, log_beta, rewards, mask = random_episodes(rng, 20, 10)
+        log_pi = log_beta + 2.0  # every ratio e^2, cumulative e^{2t} > clip
+        _, J = K.pdis_weights(log_pi, log_beta, rewards, mask, 0.9, 1.5)
+        assert_same(J, 1.5 * (rewards * mask * 0.9 ** np.arange(10)).sum(axis=1))
+
+    def test_zero_rewards_give_zero(self, K):
+        rng = np.random.default_rng(2)
+        log_pi, log_beta, rewards, mask = random_episodes(rng, 10, 8)
+        g, J = K.pdis_weights(log_pi, log_beta, np.zeros_like(rewards), mask, 0.99, 10.0)
+        assert not g.any() and not J.any()
+
+    def test_on_policy_is_discounted_return(self, K):
+        rng = np.random.default_rng(3)
+        log_pi, _, rewards, mask = random_episodes(rng, 30, 12)
+        _, J = K.pdis_weights(log_pi, log_pi.copy(), rewards, mask, 0.97, np.inf)
+        assert_same(J, (rewards * mask * 0.97 ** np.arange(12)).sum(axis=1))
+
+    def test_padding_is_ignored_and_zero(self, K):
+        rng = np.random.default_rng(4)
+        log_pi, log_beta, rewards, mask = random_episodes(rng, 30, 12)
+        g, J = K.pdis_weights(log_pi, log_beta, rewards, mask, 0.9, 10.0)
+        garbage = np.where(mask == 0, 1e300, 0.0)
+        g2, J2 = K.pdis_weights(
+            log_pi + garbage, log_beta - garbage, rewards + garbage, mask, 0.9, 10.0
+        )
+        assert_same(g2, g)
+        assert_same(J2, J)
+        assert not g[mask == 0].any()
+
+    def test_no_steps(self, K):
+        g, J = K.pdis_weights(*(np.zeros((3, 0)),) * 4, 0.9, 10.0)
+        assert g.shape == (3, 0) and J.tolist() == [0.0, 0.0, 0.0]
+
+    @given(
+        data=st.data(),
+        n=st.integers(1, 12),
+        h=st.integers(1, 12),
+        gamma=st.floats(0.0, 1.0),
+        clip=st.one_of(st.floats(1e-3, 1e3), st.just(np.inf)),
+    )
+    @settings(max_examples=60, deadline=None)
+    def test_property_kernels_agree_with_definition(self, data, n, h, gamma, clip):
+        floats = st.floats(-5, 5, allow_nan=False)
+        log_pi, log_beta, rewards = (
+            data.draw(hnp.arrays(np.float64, (n, h), elements=floats)) for _ in range(3)
+        )
+        lengths = data.draw(hnp.arrays(np.int64, n, elements=st.integers(0, h)))
+        mask = (np.arange(h) < lengths[:, None]).astype(np.float64)
+        g_ref, J_ref = pdis_reference(log_pi, log_beta, rewards, mask, gamma, clip)
+        for K in KERNEL_MODULES:
+            g, J = K.pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip)
+            assert_same(g, g_ref, 1e-9)
+            assert_same(J, J_ref, 1e-9)
+            # prefix masks: J is the first reversed cumulative sum
+            has_steps = lengths > 0
+            assert_same(g[has_steps, 0], J[has_steps], 1e-12)
+
+
+class TestEpisodeRatios:
+    def test_matches_definition(self, K):
+        rng = np.random.default_rng(5)
+        log_pi, log_beta, _, mask = random_episodes(rng, 200, 10, scale=1.0)
+        lam, unclipped = K.episode_ratios(log_pi, log_beta, mask, 2.0)
+        total = ((log_pi - log_beta) * mask).sum(axis=1)
+        assert_same(lam, np.minimum(2.0, np.exp(total)))
+        np.testing.assert_array_equal(unclipped, np.exp(total) < 2.0)
+        assert unclipped.dtype == np.bool_
+        assert 0 < unclipped.sum() < 200
+
+    @needs_compiled
+    @pytest.mark.parametrize("scale, clip", [(0.3, 10.0), (400.0, np.inf), (3.0, 1e-3)])
+    def test_compiled_equals_fallback(self, scale, clip):
+        rng = np.random.default_rng(6)
+        log_pi, log_beta, _, mask = random_episodes(rng, 300, 20, scale)
+        lam_c, unc_c = compiled.episode_ratios(log_pi, log_beta, mask, clip)
+        lam_f, unc_f = fallback.episode_ratios(log_pi, log_beta, mask, clip)
+        assert_same(lam_c, lam_f)
+        np.testing.assert_array_equal(unc_c, unc_f)
+
+
+def fourier_design(n, d, delta=1):
+    scale = n + delta + int(0.05 * n)
+    phi = np.cos(np.pi * np.outer(np.arange(1, n + 1) / scale, np.arange(d)))
+    phi_star = np.cos(np.pi * np.outer(np.arange(n + 1, n + delta + 1) / scale, np.arange(d))).mean(
+        0
+    )
+    return np.asfortranarray(phi), phi_star
+
+
+class TestWLSForecast:
+    def test_matches_normal_equations(self, K):
+        rng = np.random.default_rng(7)
+        phi, phi_star = fourier_design(200, 5, delta=3)
+        lam, y = rng.random(200) * 3, rng.normal(size=200)
+        f, w, dfdy, dfdw, status = K.wls_forecast(phi, lam, y, phi_star)
+        A = phi.T @ (lam[:, None] * phi)
+        w_ref = np.linalg.solve(A, phi.T @ (lam * y))
+        assert status == K.WLS_CHOLESKY
+        assert_same(w, w_ref, 1e-9)
+        assert f == pytest.approx(phi_star @ w_ref, rel=1e-10)
+        assert_same(dfdy, lam * (phi @ np.linalg.solve(A, phi_star)), 1e-9)
+
+    def test_finite_differences(self, K):
+        rng = np.random.default_rng(8)
+        phi, phi_star = fourier_design(40, 4, delta=2)
+        lam, y = rng.random(40) * 2 + 0.1, rng.normal(size=40)
+        _, _, dfdy, dfdw, _ = K.wls_forecast(phi, lam, y, phi_star)
+        eps = 1e-6
+        for i in range(40):
+            e = np.zeros(40)
+            e[i] = eps
+            fy = (
+                K.wls_forecast(phi, lam, y + e, phi_star)[0]
+                - K.wls_forecast(phi, lam, y - e, phi_star)[0]
+            ) / (2 * eps)
+            fw = (
+                K.wls_forecast(phi, lam + e, y, phi_star)[0]
+                - K.wls_forecast(phi, lam - e, y, phi_star)[0]
+            ) / (2 * eps)
+            assert fy == pytest.approx(dfdy[i], rel=1e-6, abs=1e-9)
+            assert fw == pytest.approx(dfdw[i], rel=1e-6, abs=1e-9)
+
+    def test_unit_weights_give_ols_zeta(self, K):
+        phi, phi_star = fourier_design(99, 5)
+        _, _, zeta, _, _ = K.wls_forecast(phi, np.ones(99), np.zeros(99), phi_star)
+        assert_same(zeta, phi_star @ np.linalg.pinv(phi), 1e-9)
+        assert zeta.sum() == pytest.approx(1.0, abs=1e-10)
+
+    @needs_compiled
+    @pytest.mark.parametrize("n, d", [(1000, 3), (1000, 7), (7, 7), (3, 1), (64, 12), (30, 2)])
+    def test_compiled_equals_fallback(self, n, d):
+        rng = np.random.default_rng(n * d)
+        phi, phi_star = fourier_design(n, d)
+        lam, y = rng.random(n) * 5, rng.normal(size=n)
+        c = compiled.wls_forecast(phi, lam, y, phi_star)
+        f = fallback.wls_forecast(phi, lam, y, phi_star)
+        assert c[4] == f[4] == fallback.WLS_CHOLESKY
+        # tolerance relative to the forecast's sensitivity (conditioning of ΦᵀΛΦ)
+        assert c[0] == pytest.approx(f[0], rel=RTOL, abs=RTOL * np.abs(f[2] * y).sum())
+        for a, b in zip(c[1:4], f[1:4], strict=True):
+            assert_same(a, b, 1e-9)
+
+    @needs_compiled
+    def test_compiled_design_must_be_fortran_ordered(self):
+        phi, phi_star = fourier_design(10, 3)
+        with pytest.raises(
+            ValueError, match="phi must be a 2-D Fortran-contiguous float64 ndarray"
+        ):
+            compiled.wls_forecast(np.ascontiguousarray(phi), np.ones(10), np.ones(10), phi_star)
+
+    def test_rank_deficient_is_reported_not_raised(self, K):
+        phi, phi_star = fourier_design(50, 4)
+        lam = np.zeros(50)
+        lam[[3, 10, 40]] = 1.0  # 3 weighted episodes for 4 features
+        f, w, dfdy, dfdw, status = K.wls_forecast(phi, lam, np.ones(50), phi_star)
+        assert status == K.WLS_RANK_DEFICIENT
+        assert np.isnan(f) and np.isnan(w).all() and np.isnan(dfdy).all() and np.isnan(dfdw).all()
+
+    def test_fewer_rows_than_features_is_rank_deficient(self, K):
+        phi, phi_star = fourier_design(3, 5)
+        assert K.wls_forecast(phi, np.ones(3), np.ones(3), phi_star)[4] == K.WLS_RANK_DEFICIENT
+
+    def test_all_zero_weights_is_rank_deficient(self, K):
+        phi, phi_star = fourier_design(20, 3)
+        assert K.wls_forecast(phi, np.zeros(20), np.ones(20), phi_star)[4] == K.WLS_RANK_DEFICIENT
+
+    def test_ill_conditioned_falls_back_to_least_squares(self, K):
+        # two nearly collinear features: ΦᵀΦ is numerically singular (cond ~ 1e20), √ΛΦ is not
+        x = np.linspace(0.0, 1.0, 200)
+        phi = np.asfortranarray(np.stack([np.ones_like(x), 1.0 + 1e-10 * x], axis=1))
+        y = 3.0 + 2e-10 * x
+        f, w, _, _, status = K.wls_forecast(phi, np.ones(200), y, phi[-1].copy())
+        assert status == K.WLS_LSTSQ
+        assert f == pytest.approx(y[-1], rel=1e-6)
+
+    @given(data=st.data(), n=st.integers(1, 30), d=st.integers(1, 6))
+    @settings(max_examples=60, deadline=None)
+    def test_property_solution_is_weighted_least_squares(self, data, n, d):
+        lam = data.draw(hnp.arrays(np.float64, n, elements=st.floats(0.0, 10.0)))
+        y = data.draw(hnp.arrays(np.float64, n, elements=st.floats(-10, 10)))
+        phi, phi_star = fourier_design(n, d)
+        results = [K.wls_forecast(phi, lam, y, phi_star) for K in KERNEL_MODULES]
+        root = np.sqrt(lam)
+        rank = np.linalg.matrix_rank(root[:, None] * phi)
+        for f, w, _, _, status in results:
+            if status == fallback.WLS_RANK_DEFICIENT:
+                assert np.isnan(f)
+                continue
+            assert rank == d
+            # the normal equations hold: Φᵀ Λ (y − Φ w) = 0
+            resid = phi.T @ (lam * (y - phi @ w))
+            scale = np.abs(phi.T @ (lam[:, None] * np.abs(phi))).sum() * (
+                np.abs(w).max() + np.abs(y).max() + 1
+            )
+            assert np.abs(resid).max() <= 1e-8 * scale
+        if rank < d:
+            assert all(r[4] == fallback.WLS_RANK_DEFICIENT for r in results)
+
+
+@needs_compiled
+def test_vectorised_exp_is_accurate_to_a_few_ulp():
+    rng = np.random.default_rng(9)
+    x = np.concatenate([np.linspace(-760, 720, 400_001), rng.normal(size=100_000) * 5, [0.0, -0.0]])
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    got = compiled._exp(x)
+    normal = (ref > np.finfo(np.float64).tiny) & np.isfinite(ref)
+    assert np.all(np.abs(got[normal] - ref[normal]) <= 4 * np.spacing(ref[normal]))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+    np.testing.assert_array_equal(got == 0, ref == 0)
+    subnormal = (ref > 0) & (ref < np.finfo(np.float64).tiny)
+    assert np.all(np.abs(got[subnormal] - ref[subnormal]) <= 4 * np.spacing(0.0))

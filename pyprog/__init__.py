@@ -8,6 +8,7 @@ the gradient of that forecast.
 from pyprog._backend import backend
 from pyprog._version import __version__
 from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
+from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
 from pyprog.estimators import (
     Forecast,
     ForecastError,

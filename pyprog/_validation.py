@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "as_float_array",
+    "check_action",
     "check_clip",
     "check_finite",
     "check_gamma",
@@ -20,6 +23,7 @@ __all__ = [
     "check_nonnegative",
     "check_positive",
     "check_same_shape",
+    "check_speed",
 ]
 
 
@@ -107,3 +111,24 @@ def check_int(name: str, value: int, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     return int(value)
+
+
+def check_speed(speed: float) -> float:
+    """A speed of non-stationarity is a finite number >= 0 (0 means stationary)."""
+    real = isinstance(speed, numbers.Real) and not isinstance(speed, bool)
+    if not real or not math.isfinite(speed) or speed < 0:
+        raise ValueError(f"speed must be a finite number >= 0 (0 = stationary); got {speed!r}")
+    return float(speed)
+
+
+def check_action(action: Any, n: int) -> int:
+    """``action`` as a Python int in ``[0, n)``, accepting ints, NumPy integers and 0-d arrays."""
+    try:
+        index = operator.index(action)  # rejects floats and arrays with ndim > 0
+    except TypeError:
+        index = -1
+    if not 0 <= index < n:
+        raise ValueError(
+            f"action must be an integer in [0, {n - 1}] (Discrete({n})); got {action!r}"
+        )
+    return index

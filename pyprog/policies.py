@@ -28,12 +28,13 @@ must not be shared between threads.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 
 import numpy as np
 
+from pyprog._backend import kernels
 from pyprog._validation import check_int, check_positive
 
 __all__ = [
@@ -88,6 +89,7 @@ class SoftmaxEval(PolicyEval):
 
     Attributes
     ----------
+    actions : ndarray of int64, shape (M,)
     probs : ndarray of float64, shape (M, n_actions)
         ``π(·|s_m)``.
     log_probs : ndarray of float64, shape (M, n_actions)
@@ -95,14 +97,12 @@ class SoftmaxEval(PolicyEval):
     features : ndarray of float64, shape (M, F)
         Input of the output layer: ``s`` for :class:`SoftmaxLinear`, the hidden
         activations ``tanh(W1 s + b1)`` for :class:`SoftmaxMLP`.
-    index : ndarray of int64, shape (M,)
-        ``m · n_actions + a_m``: the taken actions' entries in ``log_probs.ravel()``.
     """
 
+    actions: np.ndarray
     probs: np.ndarray
     log_probs: np.ndarray
     features: np.ndarray
-    index: np.ndarray
 
 
 @dataclass(eq=False, slots=True)
@@ -159,20 +159,6 @@ def _linear_grad(
     else:
         np.multiply(d[:, :, None], x[:, None, :], out=gW)
         gb[...] = d
-
-
-def _row_max(z: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``z.max(axis=1)`` of a C-contiguous (M, A) array, into ``out`` (M,).
-
-    NumPy reduces short rows slowly (~30 ns per row); for the few actions of a softmax
-    policy a running maximum over the columns is an order of magnitude faster.
-    """
-    if z.shape[1] > 16:
-        return np.max(z, axis=1, out=out)
-    out[...] = z[:, 0]
-    for k in range(1, z.shape[1]):
-        np.maximum(out, z[:, k], out=out)
-    return out
 
 
 def _as_obs(obs: object, obs_dim: int) -> np.ndarray:
@@ -472,9 +458,9 @@ class Policy:
 class _SoftmaxPolicy(Policy):
     """Softmax over ``n_actions`` with an output layer ``logits = W f(s) + b``.
 
-    Subclasses supply the features ``f`` (``_features``, ``_features_one``) and the
-    backward pass through them (``_features_backward``); the softmax, its entropy and
-    their gradients with respect to the logits live here.
+    ``f(s)`` is ``s`` or, with a hidden layer (``_hidden_layer``), ``tanh(W1 s + b1)``.
+    The batched forward and backward passes are the compiled kernels
+    ``softmax_forward`` and ``softmax_backward`` (NumPy twins in ``_ext/fallback.py``).
     """
 
     discrete = True
@@ -494,7 +480,7 @@ class _SoftmaxPolicy(Policy):
 
     def _init_buffers(self) -> None:
         self._buf_logits = np.empty(self.n_actions)
-        self._buf_ones = np.ones(self.n_actions)
+        self._no_hidden = (np.empty((0, self.obs_dim)), np.empty(0))
 
     def _as_actions(self, actions: object, m: int) -> np.ndarray:
         arr = np.asarray(actions)
@@ -514,15 +500,13 @@ class _SoftmaxPolicy(Policy):
             )
         return np.ascontiguousarray(arr, dtype=np.int64)
 
-    # features f(s) and their backward pass
-    def _features(self, obs: np.ndarray, work: dict[str, np.ndarray]) -> np.ndarray:
-        raise NotImplementedError
+    def _hidden_layer(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(W1, b1)``; shapes (0, obs_dim) and (0,) for a policy without hidden layer."""
+        return self._no_hidden
 
     def _features_one(self, obs: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def _features_backward(self, ev: SoftmaxEval, dlogits: np.ndarray, out: np.ndarray) -> None:
-        """Add the hidden parameters' part of the VJP (nothing for a linear policy)."""
+        """Input of the output layer for one observation (used by ``sample``)."""
+        return obs
 
     def sample(self, obs: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
         z = self._buf_logits
@@ -533,46 +517,40 @@ class _SoftmaxPolicy(Policy):
         top = max(logits)
         cdf = list(accumulate(math.exp(x - top) for x in logits))
         total = cdf[-1]
-        # inverse CDF: the first action whose cumulative mass exceeds u·total, u ∈ [0, 1).
-        # An action of probability 0 never qualifies, and u·total < total in floating
-        # point too (u <= 1 − 2⁻⁵³), so some action always does.
+        # inverse CDF; the first index whose cumulative mass exceeds u·total (an action of
+        # probability 0 never qualifies)
         a = bisect_right(cdf, rng.random() * total)
+        if a == len(cdf):  # u·total rounded up to total
+            a = bisect_left(cdf, total)
         return a, logits[a] - top - math.log(total)
 
     def _evaluate(
         self, obs: np.ndarray, actions: np.ndarray, work: dict[str, np.ndarray]
     ) -> SoftmaxEval:
+        # one fused pass (kernels.softmax_forward): hidden layer, logits, log-softmax,
+        # probabilities, entropies and the taken actions' log-probabilities
         m, n = obs.shape[0], self.n_actions
-        feats = self._features(obs, work)
-        # z = f(s) Wᵀ + b, then the log-softmax, shifted by the row max so exp cannot overflow
-        z = np.matmul(feats, self.W.T, out=_buffer(work, "log_probs", (m, n)))
-        z += self.b
-        row = _row_max(z, _buffer(work, "row", (m,)))
-        z -= row[:, None]
-        probs = np.exp(z, out=_buffer(work, "probs", (m, n)))
-        np.matmul(probs, self._buf_ones, out=row)  # row sums through BLAS: faster than sum
-        probs /= row[:, None]
-        z -= np.log(row, out=row)[:, None]  # z is now log π
-        # H = −Σ_a π log π
-        entropy = np.einsum("ij,ij->i", probs, z, out=_buffer(work, "entropy", (m,)))
-        np.negative(entropy, out=entropy)
-        # flat positions of the taken actions: index[m] = m·n + a_m
-        offsets = work.get("offsets")
-        if offsets is None or offsets.shape != (m,):
-            offsets = work["offsets"] = np.arange(0, m * n, n, dtype=np.int64)
-        index = np.add(offsets, actions, out=_buffer(work, "index", (m,), np.int64))
-        log_prob = np.take(z.ravel(), index, out=_buffer(work, "log_prob", (m,)), mode="clip")
-        _ones(work, m)
+        W1, b1 = self._hidden_layer()
+        out = (
+            _buffer(work, "hidden", (m, W1.shape[0])),
+            _buffer(work, "log_probs", (m, n)),
+            _buffer(work, "probs", (m, n)),
+            _buffer(work, "log_prob", (m,)),
+            _buffer(work, "entropy", (m,)),
+        )
+        features, log_probs, probs, log_prob, entropy = kernels.softmax_forward(
+            obs, actions, W1, b1, self.W, self.b, out=out
+        )
         return SoftmaxEval(
             log_prob=log_prob,
             entropy=entropy,
             obs=obs,
             owner=self,
             work=work,
+            actions=actions,
             probs=probs,
-            log_probs=z,
-            features=feats,
-            index=index,
+            log_probs=log_probs,
+            features=features,
         )
 
     def _backward(
@@ -580,22 +558,23 @@ class _SoftmaxPolicy(Policy):
     ) -> None:
         # With respect to the logits:
         #   ∂ log π(a|s) / ∂z = onehot(a) − π,    ∂H / ∂z = −π ⊙ (log π + H),
-        # so dz = c (onehot(a) − π) − e π ⊙ (log π + H) = onehot(a) c − π ⊙ (c + e (log π + H)).
-        dz = _buffer(ev.work, "dlogits", ev.probs.shape)
-        if c_h is None:
-            np.multiply(ev.probs, c_lp[:, None], out=dz)
-        else:
-            np.add(ev.log_probs, ev.entropy[:, None], out=dz)
-            dz *= c_h[:, None]
-            if c_lp is not None:
-                dz += c_lp[:, None]
-            dz *= ev.probs
-        np.negative(dz, out=dz)
-        if c_lp is not None:
-            dz.ravel()[ev.index] += c_lp  # one entry per row: no repeated indices
-        ones = ev.work["ones"]
-        _linear_grad(dz, ev.features, self._grad_view(out, "W"), self._grad_view(out, "b"), ones)
-        self._features_backward(ev, dz, out)
+        # then back through the output (and hidden) layer: kernels.softmax_backward
+        m = ev.log_prob.shape[0]
+        zeros = None
+        if c_lp is None or c_h is None:
+            zeros = _buffer(ev.work, "zeros", (m,))
+            zeros.fill(0.0)
+        c_lp = zeros if c_lp is None else np.ascontiguousarray(c_lp, dtype=np.float64)
+        c_h = zeros if c_h is None else np.ascontiguousarray(c_h, dtype=np.float64)
+        W1, _ = self._hidden_layer()
+        args = (ev.obs, ev.actions, ev.features, ev.log_probs, ev.probs, ev.entropy)
+        if out.ndim == 1:
+            out[...] = kernels.softmax_backward(*args, W1, self.W, c_lp, c_h)
+            return
+        # per-sample Jacobian (inspection and tests): one row at a time
+        for k in range(m):
+            row = tuple(x[k : k + 1] for x in args)
+            out[k] = kernels.softmax_backward(*row, W1, self.W, c_lp[k : k + 1], c_h[k : k + 1])
 
 
 class SoftmaxLinear(_SoftmaxPolicy):
@@ -641,12 +620,6 @@ class SoftmaxLinear(_SoftmaxPolicy):
 
     def __repr__(self) -> str:
         return f"SoftmaxLinear(obs_dim={self.obs_dim}, n_actions={self.n_actions})"
-
-    def _features(self, obs: np.ndarray, work: dict[str, np.ndarray]) -> np.ndarray:
-        return obs
-
-    def _features_one(self, obs: np.ndarray) -> np.ndarray:
-        return obs
 
 
 class SoftmaxMLP(_SoftmaxPolicy):
@@ -750,27 +723,14 @@ class SoftmaxMLP(_SoftmaxPolicy):
         super()._init_buffers()
         self._buf_hidden = np.empty(self.hidden)
 
-    def _features(self, obs: np.ndarray, work: dict[str, np.ndarray]) -> np.ndarray:
-        # h = tanh(s W1ᵀ + b1)
-        h = np.matmul(obs, self.W1.T, out=_buffer(work, "hidden", (obs.shape[0], self.hidden)))
-        h += self.b1
-        return np.tanh(h, out=h)
+    def _hidden_layer(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.W1, self.b1
 
     def _features_one(self, obs: np.ndarray) -> np.ndarray:
         h = self._buf_hidden
         np.matmul(self.W1, obs, out=h)
         h += self.b1
         return np.tanh(h, out=h)
-
-    def _features_backward(self, ev: SoftmaxEval, dlogits: np.ndarray, out: np.ndarray) -> None:
-        # dh = dz W2, then through tanh: d(W1 s + b1) = dh ⊙ (1 − h²) = dh − dh ⊙ h²
-        h = ev.features
-        dpre = np.matmul(dlogits, self.W, out=_buffer(ev.work, "dhidden", h.shape))
-        tmp = np.multiply(h, h, out=_buffer(ev.work, "dtanh", h.shape))
-        tmp *= dpre
-        dpre -= tmp
-        gW1, gb1 = self._grad_view(out, "W1"), self._grad_view(out, "b1")
-        _linear_grad(dpre, ev.obs, gW1, gb1, ev.work["ones"])
 
 
 # --------------------------------------------------------------------------------------

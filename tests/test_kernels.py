@@ -321,3 +321,125 @@ def test_vectorised_exp_is_accurate_to_a_few_ulp():
     np.testing.assert_array_equal(got == 0, ref == 0)
     subnormal = (ref > 0) & (ref < np.finfo(np.float64).tiny)
     assert np.all(np.abs(got[subnormal] - ref[subnormal]) <= 4 * np.spacing(0.0))
+
+
+def random_policy(rng, m, d, hidden, a):
+    obs = rng.normal(size=(m, d))
+    actions = rng.integers(0, a, size=m)
+    W1, b1 = rng.normal(size=(hidden, d)), rng.normal(size=hidden)
+    W, b = rng.normal(size=(a, hidden or d)), rng.normal(size=a)
+    return obs, actions, W1, b1, W, b
+
+
+class TestSoftmaxPolicyKernels:
+    @pytest.mark.parametrize(
+        "m, d, hidden, a", [(1, 1, 0, 5), (300, 1, 0, 5), (200, 2, 32, 4), (65, 3, 7, 2)]
+    )
+    def test_forward_matches_definition(self, K, m, d, hidden, a):
+        rng = np.random.default_rng(m + hidden)
+        obs, actions, W1, b1, W, b = random_policy(rng, m, d, hidden, a)
+        h, log_probs, probs, log_prob, entropy = K.softmax_forward(obs, actions, W1, b1, W, b)
+        feats = np.tanh(obs @ W1.T + b1) if hidden else obs
+        logits = feats @ W.T + b
+        ref = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        assert_same(h, feats, 1e-13)
+        assert_same(log_probs, ref, 1e-12)
+        assert_same(probs, np.exp(ref), 1e-12)
+        assert_same(log_prob, ref[np.arange(m), actions], 1e-12)
+        assert_same(entropy, -(np.exp(ref) * ref).sum(axis=1), 1e-12)
+
+    @pytest.mark.parametrize("hidden", [0, 16])
+    def test_backward_is_the_gradient_by_finite_differences(self, K, hidden):
+        rng = np.random.default_rng(hidden)
+        obs, actions, W1, b1, W, b = random_policy(rng, 40, 2, hidden, 3)
+        c, e = rng.normal(size=40), rng.random(40)
+        theta = np.concatenate([W1.ravel(), b1, W.ravel(), b])
+
+        def objective(t):
+            k = W1.size
+            parts = np.split(t, [k, k + b1.size, k + b1.size + W.size])
+            _, _, _, lp, ent = K.softmax_forward(
+                obs,
+                actions,
+                parts[0].reshape(W1.shape),
+                parts[1],
+                parts[2].reshape(W.shape),
+                parts[3],
+            )
+            return c @ lp + e @ ent
+
+        h, log_probs, probs, _, entropy = K.softmax_forward(obs, actions, W1, b1, W, b)
+        grad = K.softmax_backward(obs, actions, h, log_probs, probs, entropy, W1, W, c, e)
+        eps = 1e-6
+        fd = [
+            (objective(theta + eps * u) - objective(theta - eps * u)) / (2 * eps)
+            for u in np.eye(theta.size)
+        ]
+        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+    @needs_compiled
+    @pytest.mark.parametrize(
+        "m, d, hidden, a", [(1000, 1, 0, 5), (7500, 2, 32, 4), (3, 2, 64, 4), (130, 2, 5, 1)]
+    )
+    def test_compiled_equals_fallback(self, m, d, hidden, a):
+        rng = np.random.default_rng(m)
+        args = random_policy(rng, m, d, hidden, a)
+        fwd_c = compiled.softmax_forward(*args)
+        fwd_f = fallback.softmax_forward(*args)
+        for x, y in zip(fwd_c, fwd_f, strict=True):
+            assert_same(x, y)
+        c, e = rng.normal(size=m), rng.random(m)
+        obs, actions, W1, _, W, _ = args
+        grads = [
+            K.softmax_backward(obs, actions, f[0], f[1], f[2], f[4], W1, W, c, e)
+            for K, f in ((compiled, fwd_c), (fallback, fwd_f))
+        ]
+        assert_same(grads[0], grads[1], 1e-9)
+
+    def test_forward_writes_into_out(self, K):
+        rng = np.random.default_rng(1)
+        obs, actions, W1, b1, W, b = random_policy(rng, 50, 2, 8, 4)
+        out = (np.empty((50, 8)), np.empty((50, 4)), np.empty((50, 4)), np.empty(50), np.empty(50))
+        result = K.softmax_forward(obs, actions, W1, b1, W, b, out=out)
+        assert all(r is o for r, o in zip(result, out, strict=True))
+        assert_same(out[3], K.softmax_forward(obs, actions, W1, b1, W, b)[3])
+
+    def test_linear_policy_returns_obs_as_features(self, K):
+        rng = np.random.default_rng(2)
+        obs, actions, W1, b1, W, b = random_policy(rng, 10, 3, 0, 4)
+        assert K.softmax_forward(obs, actions, W1, b1, W, b)[0] is obs
+
+    def test_large_logits_do_not_overflow(self, K):
+        obs = np.array([[1.0]])
+        W = np.array([[800.0], [0.0], [-800.0]])
+        _, log_probs, probs, _, entropy = K.softmax_forward(
+            obs, np.array([0]), np.empty((0, 1)), np.empty(0), W, np.zeros(3)
+        )
+        assert np.isfinite(log_probs).all() and probs[0, 0] == 1.0 and entropy[0] == 0.0
+
+    @needs_compiled
+    def test_kernel_input_checks(self):
+        obs, actions, W1, b1, W, b = random_policy(np.random.default_rng(3), 5, 2, 4, 3)
+        with pytest.raises(
+            ValueError, match="actions must be a C-contiguous int64 ndarray of shape"
+        ):
+            compiled.softmax_forward(obs, actions.astype(np.int32), W1, b1, W, b)
+        with pytest.raises(ValueError, match=r"W must have shape \(3, 4\)"):
+            compiled.softmax_forward(obs, actions, W1, b1, W[:, :2].copy(), b)
+
+
+@needs_compiled
+def test_vectorised_tanh_and_log_are_accurate():
+    rng = np.random.default_rng(10)
+    x = np.concatenate(
+        [np.linspace(-40, 40, 200_001), rng.normal(size=10_000) * 1e-3, [0.0, 1e-300]]
+    )
+    ref = np.tanh(x)
+    assert np.all(np.abs(compiled._tanh(x) - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300)
+    y = np.exp(rng.uniform(-700, 700, size=200_000))
+    y = np.concatenate(
+        [y, 1 + rng.normal(size=1000) * 1e-9, [1.0, np.finfo(np.float64).tiny, 1e300]]
+    )
+    assert np.all(
+        np.abs(compiled._log(y) - np.log(y)) <= 4 * np.spacing(np.abs(np.log(y))) + 1e-300
+    )

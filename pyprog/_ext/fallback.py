@@ -161,3 +161,104 @@ def wls_forecast(phi, weights, y, phi_star):
     f = float(phi_star @ w)
     pu = phi @ u  # pu[i] = φ_i · u
     return f, w, weights * pu, pu * (y - phi @ w), status
+
+
+def _into(out, k, value):
+    """value, written into out[k] when an output tuple is given."""
+    if out is None:
+        return value
+    out[k][...] = value
+    return out[k]
+
+
+def softmax_forward(obs, actions, W1, b1, W, b, out=None):
+    """Forward pass of a softmax policy, with or without one tanh hidden layer.
+
+    For M samples (rows)::
+
+        hidden    = tanh(obs @ W1.T + b1)      (obs itself when W1 has no rows)
+        logits    = hidden @ W.T + b
+        log_probs = logits − logsumexp(logits, axis=1)
+        probs     = exp(log_probs)
+        log_prob  = log_probs[m, actions[m]]
+        entropy   = −Σ_a probs log_probs
+
+    Parameters
+    ----------
+    obs : ndarray of float64, shape (M, D)
+    actions : ndarray of int64, shape (M,)
+        In [0, A); not checked.
+    W1 : ndarray of float64, shape (Hd, D)
+        Hidden layer weights; Hd = 0 for a softmax-linear policy.
+    b1 : ndarray of float64, shape (Hd,)
+    W : ndarray of float64, shape (A, F)
+        Output weights, F = Hd, or D when Hd = 0.
+    b : ndarray of float64, shape (A,)
+    out : tuple of 5 ndarrays, optional
+        ``(hidden, log_probs, probs, log_prob, entropy)`` to write into (``hidden`` is
+        ignored when Hd = 0); saves allocating them on every call.
+
+    Returns
+    -------
+    hidden : ndarray of float64, shape (M, Hd), or ``obs`` when Hd = 0
+    log_probs : ndarray of float64, shape (M, A)
+    probs : ndarray of float64, shape (M, A)
+    log_prob : ndarray of float64, shape (M,)
+    entropy : ndarray of float64, shape (M,)
+    """
+    hidden = np.tanh(obs @ W1.T + b1) if W1.shape[0] else obs
+    logits = hidden @ W.T + b
+    top = logits.max(axis=1, keepdims=True)
+    log_probs = logits - (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))
+    probs = np.exp(log_probs)
+    log_prob = log_probs[np.arange(len(actions)), actions]
+    entropy = -(probs * log_probs).sum(axis=1)
+    if W1.shape[0]:
+        hidden = _into(out, 0, hidden)
+    return (
+        hidden,
+        _into(out, 1, log_probs),
+        _into(out, 2, probs),
+        _into(out, 3, log_prob),
+        _into(out, 4, entropy),
+    )
+
+
+def softmax_backward(
+    obs, actions, hidden, log_probs, probs, entropy, W1, W, coef_log_prob, coef_entropy
+):
+    """Vector–Jacobian product of a softmax policy: ``Σ_m c_m ∇log π(a_m|s_m) + e_m ∇H_m``.
+
+    With, per sample, ``dz = c (onehot(a) − π) − e π ⊙ (log π + H)`` (the gradient
+    w.r.t. the logits)::
+
+        ∂W  = dzᵀ hidden,   ∂b  = Σ_m dz
+        dpre = (dz @ W) ⊙ (1 − hidden²)                 (hidden layer only)
+        ∂W1 = dpreᵀ obs,    ∂b1 = Σ_m dpre
+
+    Parameters
+    ----------
+    obs : ndarray of float64, shape (M, D)
+    actions : ndarray of int64, shape (M,)
+    hidden, log_probs, probs, entropy : ndarray of float64
+        What :func:`softmax_forward` returned, at the same parameters.
+    W1 : ndarray of float64, shape (Hd, D)
+        Only its shape is used (Hd = 0: no hidden layer).
+    W : ndarray of float64, shape (A, F)
+    coef_log_prob, coef_entropy : ndarray of float64, shape (M,)
+        The coefficients ``c`` and ``e``.
+
+    Returns
+    -------
+    grad : ndarray of float64, shape (P,)
+        ``[∂W1.ravel(), ∂b1, ∂W.ravel(), ∂b]``, P = Hd (D + 1) + A (F + 1).
+    """
+    # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
+    dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))
+    dz[np.arange(len(actions)), actions] += coef_log_prob
+    parts = []
+    if W1.shape[0]:
+        dpre = (dz @ W) * (1.0 - hidden * hidden)
+        parts += [(dpre.T @ obs).ravel(), dpre.sum(axis=0)]
+    parts += [(dz.T @ hidden).ravel(), dz.sum(axis=0)]
+    return np.concatenate(parts)

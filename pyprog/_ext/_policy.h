@@ -1,0 +1,150 @@
+/*
+ * Softmax policies (with or without one tanh hidden layer), fused over the samples:
+ *
+ *   forward   h = tanh(W1 s + b1)  (if there is a hidden layer; else h = s)
+ *             z = W h + b,  log π = z − logsumexp(z),  π,  H = −Σ_a π log π
+ *   backward  dz = c (onehot(a) − π) − e π ⊙ (log π + H)          (per sample)
+ *             ∂W += dz hᵀ, ∂b += dz;  dh = Wᵀ dz,  dpre = dh ⊙ (1 − h²),
+ *             ∂W1 += dpre sᵀ, ∂b1 += dpre
+ *
+ * i.e. the vector–Jacobian product Σ_m c_m ∇log π(a_m|s_m) + e_m ∇H(π(·|s_m)).
+ *
+ * Samples are processed in blocks of PYPROG_ROWS: within a block, per-sample work runs
+ * over the hidden units (contiguous, vectorised), and the softmax runs over the block's
+ * samples with the logits held column by column, so that exp and log — the costly part
+ * of a few-action softmax — are vectorised too (pyprog_exp, pyprog_log, pyprog_tanh are
+ * branch-free). The NumPy twins in fallback.py compute the same with whole arrays.
+ */
+#ifndef PYPROG_POLICY_H
+#define PYPROG_POLICY_H
+
+#include <math.h>
+#include "_loops.h"
+
+#define PYPROG_ROWS 64
+
+/* tanh(x), branch-free: odd Taylor polynomial for |x| < 1/16 (relative error < 1e-16),
+   (1 − e^{−2|x|}) / (1 + e^{−2|x|}) elsewhere (a few ulp) */
+static inline double pyprog_tanh(double x) {
+    double ax = fabs(x);
+    double e = pyprog_exp(-2.0 * ax);
+    double big = (1.0 - e) / (1.0 + e);
+    double x2 = x * x;
+    double small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0
+                   + x2 * (62.0 / 2835.0 + x2 * (-1382.0 / 155925.0))))));
+    double t = ax < 0.0625 ? small : big;
+    return x < 0.0 ? -t : t;
+}
+
+/* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
+   computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
+   logit is a dot product over contiguous memory. hidden (m x hd) receives
+   tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
+   a * PYPROG_ROWS + 3 * PYPROG_ROWS doubles. */
+PYPROG_VECTOR_CLONES
+static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
+                                   ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
+                                   const double *restrict b1, ptrdiff_t hd,
+                                   const double *restrict W, const double *restrict b,
+                                   ptrdiff_t a, double *restrict hidden,
+                                   double *restrict log_probs, double *restrict probs,
+                                   double *restrict log_prob, double *restrict entropy,
+                                   double *restrict scratch) {
+    const ptrdiff_t B = PYPROG_ROWS;
+    ptrdiff_t f = hd > 0 ? hd : d;
+    double *zc = scratch;               /* a x B: the block's logits, column by column */
+    double *top = scratch + a * B;      /* B */
+    double *total = top + B;            /* B */
+    double *ent = total + B;            /* B */
+    for (ptrdiff_t start = 0; start < m; start += B) {
+        ptrdiff_t n = m - start < B ? m - start : B;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const double *s = obs + (start + i) * d;
+            const double *x = s;
+            if (hd > 0) {
+                double *h = hidden + (start + i) * hd;
+                /* h = tanh(b1 + Σ_k s_k W1[:, k]) */
+                for (ptrdiff_t j = 0; j < hd; j++) h[j] = b1[j];
+                for (ptrdiff_t k = 0; k < d; k++)
+                    for (ptrdiff_t j = 0; j < hd; j++) h[j] += s[k] * W1t[k * hd + j];
+                for (ptrdiff_t j = 0; j < hd; j++) h[j] = pyprog_tanh(h[j]);
+                x = h;
+            }
+            /* z = W x + b */
+            for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + pyprog_dot(x, W + c * f, f);
+        }
+        /* log π = z − lse,  lse = top + log Σ_c exp(z_c − top);  H = −Σ_c π_c log π_c */
+        for (ptrdiff_t i = 0; i < n; i++) {
+            top[i] = zc[i];
+            total[i] = 0.0;
+            ent[i] = 0.0;
+        }
+        for (ptrdiff_t c = 1; c < a; c++)
+            for (ptrdiff_t i = 0; i < n; i++) top[i] = zc[c * B + i] > top[i] ? zc[c * B + i] : top[i];
+        for (ptrdiff_t c = 0; c < a; c++)
+            for (ptrdiff_t i = 0; i < n; i++) total[i] += pyprog_exp(zc[c * B + i] - top[i]);
+        for (ptrdiff_t i = 0; i < n; i++) top[i] += pyprog_log(total[i]); /* top is now lse */
+        for (ptrdiff_t c = 0; c < a; c++)
+            for (ptrdiff_t i = 0; i < n; i++) {
+                double lp = zc[c * B + i] - top[i];
+                double p = pyprog_exp(lp);
+                zc[c * B + i] = lp;
+                ent[i] -= p * lp;
+                log_probs[(start + i) * a + c] = lp;
+                probs[(start + i) * a + c] = p;
+            }
+        for (ptrdiff_t i = 0; i < n; i++) {
+            log_prob[start + i] = log_probs[(start + i) * a + actions[start + i]];
+            entropy[start + i] = ent[i];
+        }
+    }
+}
+
+/* Backward pass: accumulates into gW1t (d x hd), gb1 (hd), gW (a x f), gb (a), which
+   the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
+   a + hd doubles. */
+PYPROG_VECTOR_CLONES
+static void pyprog_softmax_backward(const double *restrict obs, const int64_t *restrict actions,
+                                    ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
+                                    const double *restrict W, ptrdiff_t a,
+                                    const double *restrict hidden,
+                                    const double *restrict log_probs,
+                                    const double *restrict probs,
+                                    const double *restrict entropy,
+                                    const double *restrict coef_log_prob,
+                                    const double *restrict coef_entropy,
+                                    double *restrict gW1t, double *restrict gb1,
+                                    double *restrict gW, double *restrict gb,
+                                    double *restrict scratch) {
+    ptrdiff_t f = hd > 0 ? hd : d;
+    double *dz = scratch, *dpre = scratch + a;
+    for (ptrdiff_t i = 0; i < m; i++) {
+        double cl = coef_log_prob[i], ce = coef_entropy[i];
+        if (cl == 0.0 && ce == 0.0) continue;
+        const double *s = obs + i * d;
+        const double *x = hd > 0 ? hidden + i * hd : s;
+        const double *lp = log_probs + i * a, *p = probs + i * a;
+        /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
+        for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
+        dz[actions[i]] += cl;
+        /* ∂W += dz xᵀ, ∂b += dz */
+        for (ptrdiff_t c = 0; c < a; c++) {
+            gb[c] += dz[c];
+            for (ptrdiff_t j = 0; j < f; j++) gW[c * f + j] += dz[c] * x[j];
+        }
+        if (hd > 0) {
+            /* dpre = (Wᵀ dz) ⊙ (1 − h²);  ∂W1 += dpre sᵀ, ∂b1 += dpre */
+            for (ptrdiff_t j = 0; j < hd; j++) dpre[j] = 0.0;
+            for (ptrdiff_t c = 0; c < a; c++)
+                for (ptrdiff_t j = 0; j < hd; j++) dpre[j] += dz[c] * W[c * hd + j];
+            for (ptrdiff_t j = 0; j < hd; j++) {
+                dpre[j] *= 1.0 - x[j] * x[j];
+                gb1[j] += dpre[j];
+            }
+            for (ptrdiff_t k = 0; k < d; k++)
+                for (ptrdiff_t j = 0; j < hd; j++) gW1t[k * hd + j] += s[k] * dpre[j];
+        }
+    }
+}
+
+#endif /* PYPROG_POLICY_H */

@@ -1,0 +1,182 @@
+"""Patient, pump and sensor parameters read from the installed ``simglucose`` package.
+
+The UVa/Padova parameter tables ship with simglucose (``simglucose/params/*.csv``); pyprog reads
+them in place instead of copying them. simglucose is never imported here: its ``__init__``
+imports the 2017 ``gym`` package, which needs ``pkg_resources`` and fails on a fresh
+environment, while finding its folder needs no import at all.
+
+Examples
+--------
+>>> from pyprog.envs.simglucose_data import patient_names, patient_params
+>>> patient_names()[:2]
+['adolescent#001', 'adolescent#002']
+>>> patient_params("adolescent#003")["BW"]
+44.791
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import importlib.util
+from pathlib import Path
+
+__all__ = [
+    "data_dir",
+    "patient_names",
+    "patient_params",
+    "pump_names",
+    "pump_params",
+    "sensor_names",
+    "sensor_params",
+]
+
+_INSTALL_HINT = 'install it with `pip install "pyprog[diabetes]"`'
+
+
+@functools.lru_cache(maxsize=1)
+def data_dir() -> Path:
+    """The ``params`` folder of the installed simglucose package.
+
+    Returns
+    -------
+    pathlib.Path
+        Folder holding ``vpatient_params.csv``, ``pump_params.csv`` and ``sensor_params.csv``.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If simglucose is not installed.
+    FileNotFoundError
+        If simglucose is installed but its parameter tables are missing.
+    """
+    spec = importlib.util.find_spec("simglucose")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "NS-Diabetes needs the patient parameters shipped with the `simglucose` package, "
+            f"which is not installed; {_INSTALL_HINT}.",
+            name="simglucose",
+        )
+    for location in spec.submodule_search_locations:
+        folder = Path(location) / "params"
+        if (folder / "vpatient_params.csv").is_file():
+            return folder
+    raise FileNotFoundError(
+        "simglucose is installed but its parameter tables (params/vpatient_params.csv) were not "
+        f"found under {list(spec.submodule_search_locations)}; reinstall it ({_INSTALL_HINT})."
+    )
+
+
+@functools.cache
+def _read_table(filename: str) -> dict[str, dict[str, float]]:
+    """``{Name: {column: value}}`` for one simglucose CSV, every column but ``Name`` a float."""
+    path = data_dir() / filename
+    table: dict[str, dict[str, float]] = {}
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            name = row.pop("Name")
+            table[name] = {column: float(value) for column, value in row.items()}
+    return table
+
+
+def _lookup(filename: str, kind: str, name: str) -> dict[str, float]:
+    table = _read_table(filename)
+    if name not in table:
+        raise ValueError(f"unknown {kind} {name!r}; valid names are: {', '.join(table)}")
+    return dict(table[name])  # a copy: the cached table must not be edited by callers
+
+
+def patient_names() -> list[str]:
+    """Names of simglucose's 30 virtual patients, in the CSV's order.
+
+    Returns
+    -------
+    list of str
+        ``adolescent#001`` … ``adolescent#010``, ``adult#001`` … ``adult#010``,
+        ``child#001`` … ``child#010``.
+    """
+    return list(_read_table("vpatient_params.csv"))
+
+
+def patient_params(name: str) -> dict[str, float]:
+    """One virtual patient's row of ``vpatient_params.csv``.
+
+    Parameters
+    ----------
+    name : str
+        Patient name, e.g. ``"adolescent#003"``.
+
+    Returns
+    -------
+    dict of str to float
+        Every column but ``Name``, with the CSV's column names: the initial state
+        ``"x0_ 1"`` … ``"x0_13"``, body weight ``"BW"`` (kg), the model constants
+        (``"kabs"``, ``"kmax"``, ``"Vg"``, …) and the bookkeeping columns ``"i"`` and
+        ``"patient_history"``. A fresh copy on every call.
+
+    Raises
+    ------
+    ValueError
+        If no patient has this name (the message lists the valid names).
+
+    Examples
+    --------
+    >>> p = patient_params("child#005")
+    >>> p["x0_ 4"] / p["Vg"] > 0  # initial plasma glucose, mg/dL
+    True
+    """
+    return _lookup("vpatient_params.csv", "simglucose patient", name)
+
+
+def pump_names() -> list[str]:
+    """Names of the insulin pumps in ``pump_params.csv``."""
+    return list(_read_table("pump_params.csv"))
+
+
+def pump_params(name: str = "Insulet") -> dict[str, float]:
+    """One insulin pump's row of ``pump_params.csv``.
+
+    Parameters
+    ----------
+    name : str, default "Insulet"
+        Pump name (see :func:`pump_names`).
+
+    Returns
+    -------
+    dict of str to float
+        ``min_bolus``, ``max_bolus``, ``inc_bolus``, ``min_basal``, ``max_basal``,
+        ``inc_basal`` and ``sample_time``.
+
+    Raises
+    ------
+    ValueError
+        If no pump has this name (the message lists the valid names).
+    """
+    return _lookup("pump_params.csv", "insulin pump", name)
+
+
+def sensor_names() -> list[str]:
+    """Names of the CGM sensors in ``sensor_params.csv``."""
+    return list(_read_table("sensor_params.csv"))
+
+
+def sensor_params(name: str = "Dexcom") -> dict[str, float]:
+    """One CGM sensor's row of ``sensor_params.csv``.
+
+    Parameters
+    ----------
+    name : str, default "Dexcom"
+        Sensor name (see :func:`sensor_names`).
+
+    Returns
+    -------
+    dict of str to float
+        Noise model ``PACF``, ``gamma``, ``lambda``, ``delta``, ``xi``; ``sample_time`` (min);
+        clipping bounds ``min`` and ``max`` (mg/dL).
+
+    Raises
+    ------
+    ValueError
+        If no sensor has this name (the message lists the valid names).
+    """
+    return _lookup("sensor_params.csv", "CGM sensor", name)

@@ -3,6 +3,11 @@
 Estimate each past episode's performance of a policy by importance sampling,
 forecast its future performance by (weighted) least squares over time, and follow
 the gradient of that forecast.
+
+>>> import pyprog
+>>> result = pyprog.run("reco", "pro-wls", speed=2, seed=0, episodes=300)
+>>> result.returns.shape
+(300,)
 """
 
 from pyprog._backend import backend
@@ -19,12 +24,14 @@ from pyprog.estimators import (
     ols_weights,
     pdis,
 )
+from pyprog.experiment import RunResult, run, surrogate_regret
 
 __all__ = [
     "BASES",
     "Forecast",
     "ForecastError",
     "PDISResult",
+    "RunResult",
     "__version__",
     "backend",
     "episode_ratios",
@@ -34,6 +41,8 @@ __all__ = [
     "nwis_forecast",
     "ols_weights",
     "pdis",
+    "run",
+    "surrogate_regret",
     "time_basis",
     "time_index",
 ]

@@ -1,0 +1,295 @@
+"""Learners: Pro-OLS, Pro-WLS (Prognosticator) and the baselines FTRL-PG and ONPG.
+
+One mechanism (paper Algorithm 1): act with the policy, store (s, a, β, r) of every
+step, and every δ episodes take gradient steps on
+
+    objective(θ) + λ_H · mean entropy of π_θ over the stored steps.
+
+Every objective's gradient is a weighted sum of score functions,
+``Σ_{i,t} c_{i,t} ∇θ log π(a_{i,t}|s_{i,t})``; the four learners differ only in how
+they weight past episodes, i.e. in :meth:`Learner._coefficients`:
+
+=========  ==========================================================================
+learner    coefficient of ∇log π(a_{i,t}|s_{i,t})
+=========  ==========================================================================
+Pro-OLS    ζ_i g_{i,t}  with ζ the OLS forecast weights (cached per update) and g the
+           PDIS weights (Property 1): ∇ of the NIS forecast Σ_i ζ_i Ĵ_i
+Pro-WLS    (∂f/∂λ_i) λ_i [λ_i < c]: ∇ of the NWIS forecast f through the ratios λ_i
+FTRL-PG    g_{i,t} / N: the mean PDIS gradient over all stored episodes
+ONPG       g_{i,t} / δ over the last δ episodes only, which are then discarded
+=========  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyprog._backend import kernels
+from pyprog.bases import forecast_design, n_features
+from pyprog.buffer import EpisodeBuffer
+from pyprog.hyperparams import Hyper
+from pyprog.optim import make_optimizer
+from pyprog.policies import Policy
+
+__all__ = ["FTRLPG", "LEARNERS", "ONPG", "Learner", "NonFiniteParametersError", "ProOLS", "ProWLS"]
+
+
+class NonFiniteParametersError(FloatingPointError):
+    """A gradient step made the policy's parameters NaN or infinite."""
+
+
+class Learner:
+    """Policy-gradient learner over a buffer of past episodes (base of the four learners).
+
+    Parameters
+    ----------
+    policy : Policy
+        The policy being learnt (updated in place).
+    hyper : Hyper
+        Learning rate, δ, inner steps, entropy weight, basis, d, clip, γ, optimiser.
+    horizon : int
+        Maximum number of steps per episode (the buffer's width H).
+
+    Attributes
+    ----------
+    episodes : int
+        Episodes finished so far.
+    updates, skipped_updates, skipped_steps : int
+        Updates made; updates skipped entirely because there was no forecast (too few
+        episodes for the basis, or a rank-deficient weighted system); inner steps not
+        taken for those reasons.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyprog.policies import SoftmaxLinear
+    >>> learner = FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.05, delta=2, inner_steps=5), horizon=1)
+    >>> rng = np.random.default_rng(0)
+    >>> for k in range(60):  # a bandit where action 1 pays 1
+    ...     action, log_prob = learner.act(np.ones(1), rng)
+    ...     learner.observe(np.ones(1), action, log_prob, float(action))
+    ...     _ = learner.end_episode()
+    >>> bool(learner.policy.b[1] > learner.policy.b[0]), learner.updates
+    (True, 30)
+    """
+
+    #: Name used in results, messages and the CLI.
+    name = "learner"
+
+    def __init__(self, policy: Policy, hyper: Hyper, horizon: int) -> None:
+        self.policy = policy
+        self.hyper = hyper
+        self.buffer = EpisodeBuffer.for_policy(policy, horizon, capacity=self._capacity(hyper))
+        self.optimizer = make_optimizer(
+            hyper.optimizer, policy.theta, policy.learning_rates(hyper.lr)
+        )
+        self.episodes = 0
+        self.updates = 0
+        self.skipped_updates = 0
+        self.skipped_steps = 0
+        self._grad = np.empty(policy.n_params)
+        self._ev = None
+        self.buffer.start_episode()
+
+    # -- acting -------------------------------------------------------------------------
+    def act(self, obs: np.ndarray, rng: np.random.Generator):
+        """Sample an action of the current policy: ``(action, log β(action|obs))``."""
+        return self.policy.sample(obs, rng)
+
+    def observe(self, obs: np.ndarray, action, log_prob: float, reward: float) -> None:
+        """Store one step of the current episode (only s, a, log β and r are kept)."""
+        self.buffer.add(obs, action, log_prob, reward)
+
+    def end_episode(self) -> bool:
+        """Close the current episode; every δ episodes, update. True if it updated."""
+        self.buffer.end_episode()
+        self.episodes += 1
+        updated = False
+        if self.episodes % self.hyper.delta == 0:
+            updated = self.update()
+        self.buffer.start_episode()
+        return updated
+
+    # -- learning -----------------------------------------------------------------------
+    def update(self) -> bool:
+        """Gradient ascent on the forecast (or baseline objective) + λ_H · entropy.
+
+        Returns True if at least one step was taken; an update without a forecast is
+        skipped and counted, never a NaN step.
+        """
+        steps = self._n_steps()
+        if not self._begin():
+            self.skipped_updates += 1
+            self.skipped_steps += steps
+            self._finish()
+            return False
+        for step in range(steps):
+            grad = self._gradient()
+            if grad is None:  # no forecast at this θ: stop here, count what was not done
+                self.skipped_steps += steps - step
+                if step == 0:
+                    self.skipped_updates += 1
+                    self._finish()
+                    return False
+                break
+            self.optimizer.step(np.negative(grad, out=grad))  # optimisers minimise
+            if not np.isfinite(self.policy.theta).all():
+                raise NonFiniteParametersError(
+                    f"{self.name}: the policy's parameters became non-finite at episode "
+                    f"{self.episodes} (update {self.updates + 1}, inner step {step + 1}); "
+                    f"hyper-parameters: {self.hyper.to_dict()}"
+                )
+        self.updates += 1
+        self._finish()
+        return True
+
+    def gradient(self) -> np.ndarray | None:
+        """∇θ of the objective + λ_H · entropy on the buffer at the current θ, shape (P,).
+
+        None if there is no forecast (too few episodes, or a rank-deficient system).
+        """
+        if not self._begin():
+            return None
+        grad = self._gradient()
+        return None if grad is None else grad.copy()
+
+    def _begin(self) -> bool:
+        """Gather the buffer for an update; False if it cannot be made."""
+        buf = self.buffer
+        n = len(buf)
+        if n == 0 or not self._prepare(n):
+            return False
+        self._steps = steps = buf.flat_valid()
+        self._log_pi = np.zeros_like(buf.log_beta)
+        # entropy term: λ_H · mean over the valid steps of H(π(·|s))
+        m = len(steps.index)
+        self._entropy_coef = np.full(m, self.hyper.entropy_lambda / m)
+        return True
+
+    def _gradient(self) -> np.ndarray | None:
+        """One gradient of the objective at the current θ (into a reused buffer), or None."""
+        steps = self._steps
+        self._ev = ev = self.policy.evaluate(steps.obs, steps.actions, check=False, out=self._ev)
+        log_pi = steps.scatter(ev.log_prob, out=self._log_pi)
+        coef = self._coefficients(log_pi, self.buffer.log_beta, self.buffer.mask)
+        if coef is None:
+            return None
+        return self.policy.backward(ev, steps.gather(coef), self._entropy_coef, out=self._grad)
+
+    def _n_steps(self) -> int:
+        return self.hyper.inner_steps
+
+    def _capacity(self, hyper: Hyper) -> int:
+        return hyper.buffer_size
+
+    def _prepare(self, n: int) -> bool:
+        """Per-update work that does not depend on θ; False skips the update."""
+        return True
+
+    def _finish(self) -> None:
+        """Work after an update (ONPG discards its data)."""
+
+    def _coefficients(self, log_pi: np.ndarray, log_beta: np.ndarray, mask: np.ndarray):
+        """Per-step coefficients (N, H) of ∇log π in the objective's gradient, or None."""
+        raise NotImplementedError
+
+    def _pdis(self, log_pi: np.ndarray, log_beta: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """g[i, t] = Σ_{l≥t} min(c, Π_{m≤l} π/β) γ^l r_{i,l}: PDIS gradient weights (N, H)."""
+        h = self.hyper
+        g, _ = kernels.pdis_weights(log_pi, log_beta, self.buffer.rewards, mask, h.gamma, h.clip)
+        return g
+
+    def stats(self) -> dict[str, int]:
+        """Counters: episodes, updates, skipped updates and steps."""
+        return {
+            "episodes": self.episodes,
+            "updates": self.updates,
+            "skipped_updates": self.skipped_updates,
+            "skipped_steps": self.skipped_steps,
+        }
+
+
+class FTRLPG(Learner):
+    """FTRL-PG: maximise the mean PDIS estimate over all stored episodes (Finn et al. 2019)."""
+
+    name = "ftrl-pg"
+
+    def _coefficients(self, log_pi, log_beta, mask):
+        g = self._pdis(log_pi, log_beta, mask)
+        g *= 1.0 / log_pi.shape[0]
+        return g
+
+
+class ONPG(Learner):
+    """ONPG: δ steps on the last δ episodes only, which are then discarded (Al-Shedivat et al.)."""
+
+    name = "onpg"
+
+    def _capacity(self, hyper: Hyper) -> int:
+        return hyper.delta
+
+    def _n_steps(self) -> int:
+        return self.hyper.delta
+
+    def _coefficients(self, log_pi, log_beta, mask):
+        g = self._pdis(log_pi, log_beta, mask)
+        g *= 1.0 / log_pi.shape[0]
+        return g
+
+    def _finish(self) -> None:
+        self.buffer.clear()
+
+
+class ProOLS(Learner):
+    """Pro-OLS: ascend the NIS forecast ``Σ_i ζ_i Ĵ_i(θ)`` of the next δ episodes' performance."""
+
+    name = "pro-ols"
+
+    def _prepare(self, n: int) -> bool:
+        h = self.hyper
+        if n < n_features(h.basis, h.d):
+            return False
+        phi, phi_star = forecast_design(n, h.delta, h.basis, h.d)
+        # ζ = ∂forecast/∂Ĵ_i: OLS weights, the same for every inner step of this update
+        _, _, zeta, _, status = kernels.wls_forecast(phi, np.ones(n), np.zeros(n), phi_star)
+        if status == kernels.WLS_RANK_DEFICIENT:
+            return False
+        self._zeta = zeta[:, None]
+        return True
+
+    def _coefficients(self, log_pi, log_beta, mask):
+        g = self._pdis(log_pi, log_beta, mask)
+        g *= self._zeta
+        return g
+
+
+class ProWLS(Learner):
+    """Pro-WLS: ascend the NWIS forecast ``φ*(ΦᵀΛΦ)⁻¹ΦᵀΛG`` through the ratios ``λ_i(θ)``."""
+
+    name = "pro-wls"
+
+    def _prepare(self, n: int) -> bool:
+        h = self.hyper
+        if n < n_features(h.basis, h.d):
+            return False
+        self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
+        # discounted returns G_i = Σ_t γ^t r_{i,t}: they do not depend on θ
+        buf = self.buffer
+        discount = h.gamma ** np.arange(buf.rewards.shape[1])
+        self._returns = (buf.rewards * buf.mask) @ discount
+        return True
+
+    def _coefficients(self, log_pi, log_beta, mask):
+        lam, unclipped = kernels.episode_ratios(log_pi, log_beta, mask, self.hyper.clip)
+        _, _, _, dfdlam, status = kernels.wls_forecast(
+            self._phi, lam, self._returns, self._phi_star
+        )
+        if status == kernels.WLS_RANK_DEFICIENT:
+            return None
+        # ∇λ_i = λ_i Σ_t ∇log π(a_{i,t}|s_{i,t}) where the ratio is not clipped, else 0
+        per_episode = dfdlam * lam * unclipped
+        return mask * per_episode[:, None]
+
+
+#: Learner classes by algorithm name.
+LEARNERS: dict[str, type[Learner]] = {c.name: c for c in (ProOLS, ProWLS, FTRLPG, ONPG)}

@@ -1,0 +1,187 @@
+"""The ``pyprog`` command line: ``pyprog info``, ``pyprog run``, ``pyprog sweep``, ...
+
+Each subcommand lives in a ``_cmd_*`` function; the parser is built by
+:func:`build_parser`, and :func:`main` maps errors to exit codes: 2 for bad usage or
+input (with one line naming what is wrong), 130 for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import platform
+import sys
+from collections.abc import Sequence
+
+from pyprog._backend import backend
+from pyprog._version import __version__
+
+__all__ = ["build_parser", "main"]
+
+
+def _package_version(name: str) -> str | None:
+    """Installed version of a distribution, or None; never imports it."""
+    if importlib.util.find_spec(name) is None:
+        return None
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown version"
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    rows = [
+        ("pyprog", __version__),
+        ("kernel backend", backend()),
+        ("python", platform.python_version()),
+        ("platform", platform.platform()),
+    ]
+    for name in ("numpy", "scipy", "numba", "gymnasium", "simglucose", "distributed"):
+        version = _package_version(name)
+        rows.append((name, version if version else "not installed"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _format_table(table: list[dict]) -> str:
+    """Regret tables, one per environment: algorithms × speeds, "mean ± se"."""
+    lines = []
+    for env in dict.fromkeys(r["env"] for r in table):
+        rows = [r for r in table if r["env"] == env]
+        speeds = sorted({r["speed"] for r in rows})
+        algos = list(dict.fromkeys(r["algo"] for r in rows))
+        cell = {(r["algo"], r["speed"]): r for r in rows}
+        metric = rows[0]["metric"]
+        lines.append(f"{env}: {metric} (mean ± standard error over seeds)")
+        header = f"{'algo':<10}" + "".join(f"{'speed ' + format(s, 'g'):>22}" for s in speeds)
+        lines.append(header)
+        for algo in algos:
+            parts = []
+            for s in speeds:
+                r = cell.get((algo, s))
+                parts.append(f"{r['mean']:>12.4g} ± {r['se']:<7.2g}" if r else f"{'-':>22}")
+            lines.append(f"{algo:<10}" + "".join(f"{p:>22}" for p in parts))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _progress_bar(desc: str):
+    """A tqdm bar driven by ``progress(done, total)`` calls (on stderr)."""
+    from tqdm.auto import tqdm
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True)
+        bar.n = done
+        bar.refresh()
+        if done == total:
+            bar.close()
+
+    return progress
+
+
+def _load_hyper(text: str):
+    if text == "paper":
+        return "paper"
+    import json
+
+    try:
+        with open(text) as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise ValueError(f"--hyper must be 'paper' or a JSON file: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--hyper {text!r} is not valid JSON: {exc}") from None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pyprog import grid
+    from pyprog.hyperparams import check_algo, check_env
+
+    envs = grid.parse_list(args.env, "--env", check_env)
+    algos = grid.parse_list(args.algo, "--algo", check_algo)
+    speeds = grid.parse_range(args.speed, "--speed")
+    seeds = grid.parse_seeds(args.seeds)
+    if args.episodes < 1:
+        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    rows = grid.run_grid(
+        envs,
+        algos,
+        speeds,
+        seeds,
+        args.out,
+        episodes=args.episodes,
+        hyper=_load_hyper(args.hyper),
+        jobs=args.jobs,
+        progress=None if args.quiet else _progress_bar("pyprog run"),
+    )
+    table = grid.regret_table(rows, args.out)
+    print(_format_table(table))
+    print(f"results: {args.out}/results.csv ({len(rows)} runs)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pyprog`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="pyprog",
+        description="Prognosticator (Chandak et al., ICML 2020): optimize for the future "
+        "in non-stationary MDPs.",
+    )
+    parser.add_argument("--version", action="version", version=f"pyprog {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    info = sub.add_parser("info", help="versions, kernel backend, optional dependencies")
+    info.set_defaults(func=_cmd_info)
+
+    run = sub.add_parser(
+        "run",
+        help="run learners on environments over speeds and seeds; print the regret table",
+        description="Run every (env, algo, speed, seed) with the paper's settings (or --hyper), "
+        "on all cores. Finished runs are appended to OUT/results.csv as they end; re-running "
+        "the same command resumes.",
+    )
+    run.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
+    run.add_argument(
+        "--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms (comma-separated)"
+    )
+    run.add_argument("--speed", default="0-4", help="speeds, e.g. 0-4 or 0,2,4 (default 0-4)")
+    run.add_argument("--seeds", default="10", help="a count (10 = seeds 0..9) or a range like 3-7")
+    run.add_argument("--episodes", type=int, default=1000, help="episodes per run (default 1000)")
+    run.add_argument("--hyper", default="paper", help="'paper' or a JSON file of hyper-parameters")
+    run.add_argument("--out", required=True, help="output folder")
+    run.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pyprog`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("pyprog: interrupted; finished runs are kept", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `pyprog info | head -1`
+        sys.stderr.close()
+        return 0
+    except ValueError as exc:
+        print(f"pyprog {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""A grid of runs (env × algo × speed × seed) with one setting each, written to a folder.
+
+``pyprog run`` uses this: every finished run is appended to ``DIR/results.csv`` as one
+complete line (and its per-episode returns to ``DIR/returns/``) before the next one is
+awaited, so an interrupted grid keeps what it finished, and re-running the same
+command resumes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pyprog.experiment import RunResult, _resolve_hyper, run, surrogate_regret
+from pyprog.hyperparams import check_algo, check_env
+from pyprog.parallel import execute
+
+__all__ = [
+    "CSV_COLUMNS",
+    "Task",
+    "parse_list",
+    "parse_range",
+    "parse_seeds",
+    "read_results",
+    "regret_table",
+    "run_grid",
+]
+
+#: Columns of ``results.csv``, one row per finished run.
+CSV_COLUMNS = (
+    "env",
+    "algo",
+    "speed",
+    "seed",
+    "episodes",
+    "regret",
+    "mean_return",
+    "seconds",
+    "updates",
+    "skipped_updates",
+    "skipped_steps",
+    "returns_file",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One run of a grid."""
+
+    env: str
+    algo: str
+    speed: float
+    seed: int
+    episodes: int
+    hyper: Any = "paper"
+
+    @property
+    def key(self) -> tuple[str, str, float, int]:
+        return (self.env, self.algo, float(self.speed), int(self.seed))
+
+    @property
+    def stem(self) -> str:
+        return f"{self.env}-{self.algo}-speed{self.speed:g}-seed{self.seed}"
+
+
+def parse_range(text: str, name: str) -> list[int]:
+    """``"0-4"`` → [0, 1, 2, 3, 4]; ``"0,2,4"`` → [0, 2, 4]; ``"3"`` → [3].
+
+    Examples
+    --------
+    >>> parse_range("0-2,5", "speed")
+    [0, 1, 2, 5]
+    """
+    values: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            if "-" in part[1:]:
+                lo, hi = part.split("-", 1)
+                lo_i, hi_i = int(lo), int(hi)
+                if hi_i < lo_i:
+                    raise ValueError
+                values.extend(range(lo_i, hi_i + 1))
+            else:
+                values.append(int(part))
+        except ValueError:
+            raise ValueError(
+                f"{name} must be integers or ranges like 0-4 or 0,2,4; got {text!r}"
+            ) from None
+    if not values:
+        raise ValueError(f"{name} is empty; give e.g. 0-4")
+    if min(values) < 0:
+        raise ValueError(f"{name} must be >= 0; got {text!r}")
+    return sorted(set(values))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"10"`` → seeds 0..9 (a count); ``"3-7"`` or ``"1,5"`` → exactly those seeds.
+
+    Examples
+    --------
+    >>> parse_seeds("3"), parse_seeds("3-5")
+    ([0, 1, 2], [3, 4, 5])
+    """
+    if "-" in text.strip()[1:] or "," in text:
+        return parse_range(text, "--seeds")
+    count = parse_range(text, "--seeds")[0]
+    if count < 1:
+        raise ValueError(f"--seeds must be a count >= 1 or a range like 0-9; got {text!r}")
+    return list(range(count))
+
+
+def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
+    """Comma-separated names, each validated by ``check`` (which lists the valid ones)."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise ValueError(f"{name} is empty")
+    return [check(n) for n in dict.fromkeys(names)]
+
+
+def _run_task(task: Task) -> RunResult:
+    return run(task.env, task.algo, task.speed, task.seed, task.episodes, task.hyper)
+
+
+def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
+    """The rows of ``out/results.csv`` (empty if absent), with numbers parsed."""
+    path = Path(out) / "results.csv"
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            rows.append(
+                {
+                    **row,
+                    "speed": float(row["speed"]),
+                    "seed": int(row["seed"]),
+                    "episodes": int(row["episodes"]),
+                    "regret": float(row["regret"]) if row["regret"] else None,
+                    "mean_return": float(row["mean_return"]),
+                    "seconds": float(row["seconds"]),
+                }
+            )
+    return rows
+
+
+def _check_writable(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "returns").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot write to --out {str(out)!r}: {exc.strerror}") from None
+    if not os.access(out, os.W_OK):
+        raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
+
+
+def run_grid(
+    envs: Sequence[str],
+    algos: Sequence[str],
+    speeds: Sequence[float],
+    seeds: Iterable[int],
+    out: str | os.PathLike,
+    episodes: int = 1000,
+    hyper: Any = "paper",
+    jobs: int | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every (env, algo, speed, seed) not yet in ``out/results.csv``; return all rows.
+
+    Parameters
+    ----------
+    envs, algos : sequence of str
+    speeds : sequence of float
+    seeds : iterable of int
+    out : path
+        Folder for ``results.csv`` and ``returns/<env>-<algo>-speed<s>-seed<k>.npy``.
+    episodes : int
+    hyper : "paper", dict or Hyper
+    jobs : int, optional
+        Worker processes (default: every core).
+    progress : callable, optional
+        ``progress(done, total)`` after each finished run; ``progress(0, total)`` first.
+
+    Returns
+    -------
+    list of dict
+        Every row of ``results.csv`` (finished earlier or now).
+    """
+    envs = [check_env(e) for e in envs]
+    algos = [check_algo(a) for a in algos]
+    seeds = list(seeds)
+    if not speeds:
+        raise ValueError("speeds is empty")
+    if not seeds:
+        raise ValueError("seeds is empty")
+    out = Path(out)
+    _check_writable(out)
+    done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
+    tasks = [
+        Task(e, a, float(s), int(k), episodes, hyper)
+        for e in envs
+        for s in speeds
+        for a in algos
+        for k in seeds
+        if (e, a, float(s), int(k)) not in done
+    ]
+    # validate the settings here, before any worker starts
+    for task in {(t.env, t.algo, t.speed): t for t in tasks}.values():
+        _resolve_hyper(task.env, task.algo, task.speed, task.hyper)
+    path = out / "results.csv"
+    new_file = not path.exists() or path.stat().st_size == 0
+    total = len(tasks)
+    if progress:
+        progress(0, total)
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
+        if new_file:
+            writer.writeheader()
+            fh.flush()
+        for finished, (task, result) in enumerate(execute(_run_task, tasks, jobs), start=1):
+            returns_file = Path("returns") / f"{task.stem}.npy"
+            tmp = out / f"{returns_file}.tmp.npy"
+            np.save(tmp, result.returns)
+            os.replace(tmp, out / returns_file)  # whole file or none
+            writer.writerow(
+                {
+                    "env": task.env,
+                    "algo": task.algo,
+                    "speed": f"{task.speed:g}",
+                    "seed": task.seed,
+                    "episodes": task.episodes,
+                    "regret": "" if result.regret is None else repr(result.regret),
+                    "mean_return": repr(result.mean_return),
+                    "seconds": f"{result.seconds:.3f}",
+                    "updates": result.updates,
+                    "skipped_updates": result.skipped_updates,
+                    "skipped_steps": result.skipped_steps,
+                    "returns_file": str(returns_file),
+                }
+            )
+            fh.flush()  # one complete line per finished run
+            if progress:
+                progress(finished, total)
+    return read_results(out)
+
+
+def _mean_se(values: Sequence[float]) -> tuple[float, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    se = float(arr.std(ddof=1) / math.sqrt(len(arr))) if len(arr) > 1 else float("nan")
+    return float(arr.mean()), se
+
+
+def regret_table(rows: Sequence[dict[str, Any]], out: str | os.PathLike) -> list[dict[str, Any]]:
+    """Mean ± standard error over seeds of the regret per (env, algo, speed).
+
+    Exact regret where the environment knows the optimum (NS-Reco), surrogate regret
+    (paper §9, against the best of the algorithms in the rows) elsewhere.
+
+    Returns
+    -------
+    list of dict
+        ``env, algo, speed, metric ("regret" | "surrogate regret"), mean, se, seeds``.
+    """
+    out = Path(out)
+    groups: dict[tuple[str, float], dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        groups[(r["env"], r["speed"])][r["algo"]].append(r)
+    table = []
+    for (env, speed), by_algo in sorted(groups.items()):
+        if all(r["regret"] is not None for rs in by_algo.values() for r in rs):
+            for algo, rs in by_algo.items():
+                mean, se = _mean_se([r["regret"] for r in rs])
+                table.append(
+                    dict(
+                        env=env,
+                        algo=algo,
+                        speed=speed,
+                        metric="regret",
+                        mean=mean,
+                        se=se,
+                        seeds=len(rs),
+                    )
+                )
+            continue
+        returns = {
+            algo: np.stack(
+                [np.load(out / r["returns_file"]) for r in sorted(rs, key=lambda r: r["seed"])]
+            )
+            for algo, rs in by_algo.items()
+        }
+        if len({a.shape[1] for a in returns.values()}) != 1:
+            continue  # different episode counts: not comparable
+        for algo, per_seed in surrogate_regret(returns).items():
+            mean, se = _mean_se(np.atleast_1d(per_seed))
+            table.append(
+                dict(
+                    env=env,
+                    algo=algo,
+                    speed=speed,
+                    metric="surrogate regret",
+                    mean=mean,
+                    se=se,
+                    seeds=len(per_seed),
+                )
+            )
+    return table

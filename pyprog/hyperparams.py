@@ -1,0 +1,197 @@
+"""Hyper-parameters of a learner, validated before any work starts, and the paper's settings.
+
+``Hyper`` holds one setting; :func:`paper_hyper` returns the authors' tuned setting for an
+(environment, algorithm, speed) from their 2000-setting random search (shipped as
+``pyprog/data/hyperparams.json``, a copy of the reference implementation's tables).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import numbers
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pyprog.bases import BASES
+
+__all__ = [
+    "ALGOS",
+    "ENVS",
+    "OPTIMIZERS",
+    "SPEEDS",
+    "Hyper",
+    "check_algo",
+    "check_env",
+    "paper_hyper",
+]
+
+#: Environment names, as used by :func:`pyprog.run` and the CLI.
+ENVS = ("reco", "reacher", "diabetes")
+#: Algorithm names: the two Prognosticator variants and the two baselines.
+ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
+#: The paper's speeds of non-stationarity (0 = stationary).
+SPEEDS = (0, 1, 2, 3, 4)
+#: Optimisers of :mod:`pyprog.optim`.
+OPTIMIZERS = ("rmsprop", "adam", "sgd")
+
+
+def _choice(kind: str, value: Any, valid: tuple[str, ...]) -> str:
+    if value not in valid:
+        raise ValueError(f"unknown {kind} {value!r}; valid: {', '.join(valid)}")
+    return value
+
+
+def check_env(env: str) -> str:
+    """``env`` if it is one of :data:`ENVS`, else a ValueError listing them."""
+    return _choice("env", env, ENVS)
+
+
+def check_algo(algo: str) -> str:
+    """``algo`` if it is one of :data:`ALGOS`, else a ValueError listing them."""
+    return _choice("algo", algo, ALGOS)
+
+
+def _number(name: str, value: Any, low: float, low_ok: bool, high: float = math.inf) -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
+    ok = ok and (value >= low if low_ok else value > low) and value <= high
+    if not ok:
+        bound = f">= {low}" if low_ok else f"> {low}"
+        if high != math.inf:
+            bound += f" and <= {high}"
+        raise ValueError(f"{name} must be a number {bound}; got {value!r}")
+    return float(value)
+
+
+def _integer(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hyper:
+    """One hyper-parameter setting of a learner (paper appendix D.2).
+
+    Parameters
+    ----------
+    lr : float > 0
+        Learning rate of the policy (of its output layer, for the MLP).
+    delta : int >= 1
+        Episodes between updates, and how far ahead the forecast looks.
+    inner_steps : int >= 1
+        Gradient steps per update (ONPG takes ``delta`` steps instead).
+    entropy_lambda : float >= 0
+        Weight of the policy's entropy in the objective.
+    basis : {"fourier", "poly", "linear"}
+        Time basis of the forecast (Pro-OLS, Pro-WLS).
+    d : int >= 1
+        Number of basis features (ignored by ``"linear"``).
+    clip : float > 0
+        Clip of the importance ratios.
+    gamma : float in [0, 1]
+        Discount factor.
+    optimizer : {"rmsprop", "adam", "sgd"}
+    hidden : int >= 1 or None
+        Hidden units of the softmax-MLP policy (NS-Reacher); None for a linear policy.
+    hidden_lr : float > 0
+        Learning rate of the MLP's hidden layer (the reference uses 1e-3).
+    gauss_std : float > 0 or None
+        Standard deviation of the Gaussian policy (NS-Diabetes).
+    buffer_size : int >= 1
+        Episodes kept for the forecast.
+
+    Examples
+    --------
+    >>> Hyper(lr=1e-3, delta=3, d=5).replace(clip=5.0).clip
+    5.0
+    >>> Hyper(lr=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: lr must be a number > 0; got 0
+    """
+
+    lr: float
+    delta: int = 1
+    inner_steps: int = 10
+    entropy_lambda: float = 0.0
+    basis: str = "fourier"
+    d: int = 5
+    clip: float = 10.0
+    gamma: float = 0.99
+    optimizer: str = "rmsprop"
+    hidden: int | None = None
+    hidden_lr: float = 1e-3
+    gauss_std: float | None = None
+    buffer_size: int = 1000
+
+    def __post_init__(self) -> None:
+        checks = {
+            "lr": _number("lr", self.lr, 0.0, False),
+            "delta": _integer("delta", self.delta, 1),
+            "inner_steps": _integer("inner_steps", self.inner_steps, 1),
+            "entropy_lambda": _number("entropy_lambda", self.entropy_lambda, 0.0, True),
+            "basis": _choice("basis", self.basis, BASES),
+            "d": _integer("d", self.d, 1),
+            "clip": _number("clip", self.clip, 0.0, False),
+            "gamma": _number("gamma", self.gamma, 0.0, True, 1.0),
+            "optimizer": _choice("optimizer", self.optimizer, OPTIMIZERS),
+            "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False),
+            "buffer_size": _integer("buffer_size", self.buffer_size, 1),
+        }
+        if self.hidden is not None:
+            checks["hidden"] = _integer("hidden", self.hidden, 1)
+        if self.gauss_std is not None:
+            checks["gauss_std"] = _number("gauss_std", self.gauss_std, 0.0, False)
+        if not math.isfinite(self.lr) or not math.isfinite(self.hidden_lr):
+            raise ValueError(f"learning rates must be finite; got lr={self.lr!r}")
+        for name, value in checks.items():  # canonical types: ints as int, floats as float
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Hyper:
+        """A setting from a mapping; unknown keys are an error that lists the valid ones."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ValueError(
+                f"unknown hyper-parameter(s) {', '.join(unknown)}; "
+                f"valid: {', '.join(sorted(fields))}"
+            )
+        if "lr" not in values:
+            raise ValueError("hyper-parameters must include lr (the learning rate)")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The setting as a plain dict (JSON-serialisable)."""
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> Hyper:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+@lru_cache(maxsize=1)
+def _paper_table() -> dict[str, Any]:
+    text = resources.files("pyprog").joinpath("data/hyperparams.json").read_text()
+    return json.loads(text)
+
+
+def paper_hyper(env: str, algo: str, speed: int) -> Hyper:
+    """The authors' tuned setting for ``(env, algo, speed)`` (paper appendix D–E).
+
+    Examples
+    --------
+    >>> h = paper_hyper("reco", "pro-wls", 2)
+    >>> h.delta, h.inner_steps, h.d, h.clip
+    (5, 50, 3, 15.0)
+    """
+    check_env(env)
+    check_algo(algo)
+    table = _paper_table()[env][algo]
+    if str(speed) not in table:
+        raise ValueError(f"no paper setting for speed {speed!r}; valid: {', '.join(sorted(table))}")
+    values = dict(table[str(speed)])
+    return Hyper.from_dict(values)

@@ -1,0 +1,153 @@
+"""The ``pyprog`` command line: info, run (grid, CSV, resume, Ctrl-C), errors."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from pyprog import __version__
+from pyprog.cli import main
+from pyprog.grid import CSV_COLUMNS, parse_range, parse_seeds, read_results
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pyprog {__version__}"
+
+
+def test_info_reports_backend_and_optional_packages(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel backend" in out and ("cython" in out or "numpy" in out)
+    assert "numba" in out and "simglucose" in out
+
+
+def test_no_command_prints_help(capsys):
+    assert main([]) == 2
+    assert "usage: pyprog" in capsys.readouterr().out
+
+
+class TestRun:
+    def test_grid_writes_rows_and_returns_and_prints_table(self, tmp_path, capsys):
+        out = tmp_path / "grid"
+        argv = ["run", "--env", "reco", "--algo", "pro-wls,onpg", "--speed", "0,3", "--seeds", "2"]
+        argv += ["--episodes", "30", "--out", str(out), "--jobs", "1", "--quiet"]
+        assert main(argv) == 0
+        rows = read_results(out)
+        assert len(rows) == 8
+        assert {(r["algo"], r["speed"], r["seed"]) for r in rows} == {
+            (a, s, k) for a in ("pro-wls", "onpg") for s in (0.0, 3.0) for k in (0, 1)
+        }
+        for r in rows:
+            returns = np.load(out / r["returns_file"])
+            assert returns.shape == (30,) and r["mean_return"] == pytest.approx(returns.mean())
+        printed = capsys.readouterr().out
+        assert "reco: regret (mean ± standard error over seeds)" in printed
+        assert "pro-wls" in printed and "speed 3" in printed
+
+    def test_rerun_resumes_without_duplicates(self, tmp_path, capsys):
+        out = tmp_path / "grid"
+        base = ["run", "--env", "reco", "--algo", "onpg", "--speed", "1", "--episodes", "20"]
+        base += ["--out", str(out), "--jobs", "1", "--quiet"]
+        assert main([*base, "--seeds", "2"]) == 0
+        first = read_results(out)
+        assert main([*base, "--seeds", "4"]) == 0
+        rows = read_results(out)
+        assert len(rows) == 4 and sorted(r["seed"] for r in rows) == [0, 1, 2, 3]
+        assert rows[:2] == first  # finished runs are not redone
+
+    def test_reacher_gets_surrogate_regret(self, tmp_path, capsys):
+        argv = ["run", "--env", "reacher", "--algo", "onpg,ftrl-pg", "--speed", "2"]
+        argv += ["--seeds", "2", "--episodes", "8", "--out", str(tmp_path), "--quiet"]
+        assert main(argv) == 0
+        assert "reacher: surrogate regret" in capsys.readouterr().out
+
+    @pytest.mark.parametrize(
+        "extra, message",
+        [
+            (["--env", "atari"], "unknown env 'atari'; valid: reco, reacher, diabetes"),
+            (["--algo", "pro-ols,dqn"], "unknown algo 'dqn'"),
+            (["--speed", ""], "--speed must be integers"),
+            (["--speed", "3-1"], "--speed must be integers"),
+            (["--seeds", "0"], "--seeds must be a count >= 1"),
+            (["--episodes", "0"], "--episodes must be >= 1"),
+            (["--jobs", "0"], "--jobs must be >= 1"),
+            (["--hyper", "/nonexistent.json"], "--hyper must be 'paper' or a JSON file"),
+        ],
+    )
+    def test_bad_input_is_one_clear_line_and_exit_2(self, tmp_path, capsys, extra, message):
+        assert main(["run", "--out", str(tmp_path / "x"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+        assert not (tmp_path / "x" / "results.csv").exists()
+
+    def test_invalid_hyper_file_values(self, tmp_path, capsys):
+        hyper = tmp_path / "h.json"
+        hyper.write_text('{"lr": -1}')
+        argv = ["run", "--out", str(tmp_path / "x"), "--hyper", str(hyper), "--speed", "1"]
+        assert main(argv) == 2
+        assert "lr must be a number > 0" in capsys.readouterr().err
+
+    def test_unwritable_out(self, tmp_path, capsys):
+        target = tmp_path / "file"
+        target.write_text("not a folder")
+        assert main(["run", "--out", str(target / "sub"), "--speed", "1", "--seeds", "1"]) == 2
+        assert "cannot write to --out" in capsys.readouterr().err
+
+
+def test_parse_helpers():
+    assert parse_range("0-2,4", "--speed") == [0, 1, 2, 4]
+    assert (
+        parse_seeds("3") == [0, 1, 2]
+        and parse_seeds("5-6") == [5, 6]
+        and parse_seeds("1,9") == [1, 9]
+    )
+    with pytest.raises(ValueError, match="--speed must be"):
+        parse_range("a", "--speed")
+
+
+def test_ctrl_c_keeps_finished_rows_complete_and_resumes(tmp_path):
+    """SIGINT mid-grid: exit 130, only whole rows, and the same command finishes the grid."""
+    out = tmp_path / "grid"
+    cmd = [sys.executable, "-m", "pyprog", "run", "--env", "reco", "--algo", "pro-ols,ftrl-pg"]
+    cmd += ["--speed", "0-4", "--seeds", "3", "--episodes", "400", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = out / "results.csv"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 3:  # header + 2 runs
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    text = results.read_text()
+    assert text.endswith("\n")
+    with results.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == list(CSV_COLUMNS)
+    assert all(len(r) == len(CSV_COLUMNS) for r in rows[1:])
+    finished = len(rows) - 1
+    assert 2 <= finished < 30
+    for r in rows[1:]:  # every listed run has its returns file
+        assert (out / r[-1]).exists()
+    assert not list((out / "returns").glob("*.tmp.npy"))
+    # resume
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    keys = [(r["algo"], r["speed"], r["seed"]) for r in read_results(out)]
+    assert len(keys) == 30 and len(set(keys)) == 30
+
+
+@pytest.mark.skipif(os.name != "posix", reason="console script check on POSIX")
+def test_console_script_is_installed():
+    done = subprocess.run(["pyprog", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and __version__ in done.stdout

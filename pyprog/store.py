@@ -202,8 +202,8 @@ def canonical_json(hyper: Mapping[str, Any] | Any) -> str:
     )
 
 
-def setting_hash(hyper: Mapping[str, Any] | Any) -> str:
-    """A stable identifier of a hyper-parameter setting.
+def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) -> str:
+    """A stable identifier of a setting: hyper-parameters and, when given, the run length.
 
     The SHA-256 (hex, 64 characters) of the UTF-8 bytes of :func:`canonical_json`: the same
     setting gives the same hash in every process, on every machine and Python version, whatever
@@ -211,9 +211,14 @@ def setting_hash(hyper: Mapping[str, Any] | Any) -> str:
     differ) and on their types (``1`` and ``1.0`` differ), so hash the full setting as
     ``Hyper.to_dict()`` gives it, as :func:`pyprog.run` stores it in :attr:`RunResult.hyper`.
 
+    The store keys every run by ``setting_hash(hyper, episodes)``: a 200-episode trial of
+    a setting and its 1000-episode run are different settings, and never collide.
+
     Parameters
     ----------
     hyper : mapping of str to JSON-like values, or a :class:`~pyprog.hyperparams.Hyper`
+    episodes : int, optional
+        Episodes per run, hashed with the hyper-parameters.
 
     Returns
     -------
@@ -225,20 +230,27 @@ def setting_hash(hyper: Mapping[str, Any] | Any) -> str:
     >>> h = setting_hash({"lr": 0.001, "delta": 3})
     >>> h == setting_hash({"delta": 3, "lr": 1e-3}), len(h)
     (True, 64)
+    >>> setting_hash({"lr": 0.001}, episodes=200) != setting_hash({"lr": 0.001}, episodes=1000)
+    True
     """
-    return hashlib.sha256(canonical_json(hyper).encode("utf-8")).hexdigest()
+    text = canonical_json(hyper)
+    if episodes is not None:
+        text = f"{text}|episodes={int(episodes)}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def run_key(env: str, algo: str, speed: float, hyper: Mapping[str, Any] | Any, seed: int) -> RunKey:
+def run_key(
+    env: str, algo: str, speed: float, hyper: Mapping[str, Any] | Any, seed: int, episodes: int
+) -> RunKey:
     """The store key of a run *before* it runs, as :meth:`ResultStore.keys` returns them.
 
     Examples
     --------
-    >>> key = run_key("reco", "pro-wls", 2, {"lr": 0.001}, seed=7)
+    >>> key = run_key("reco", "pro-wls", 2, {"lr": 0.001}, seed=7, episodes=1000)
     >>> key[:3], key[4]
     (('reco', 'pro-wls', 2.0), 7)
     """
-    return (str(env), str(algo), float(speed), setting_hash(hyper), int(seed))
+    return (str(env), str(algo), float(speed), setting_hash(hyper, episodes), int(seed))
 
 
 # --------------------------------------------------------------------------- encoding
@@ -715,9 +727,9 @@ class ResultStore:
         speed = _finite("result.speed", result.speed)
         seed = _int("result.seed", result.seed)
         hyper_json = canonical_json(result.hyper)
-        digest = hashlib.sha256(hyper_json.encode("utf-8")).hexdigest()
         returns = _encode_array("result.returns", result.returns, None)
         episodes = len(returns) // 8
+        digest = setting_hash(result.hyper, episodes)
         optimal = None
         if result.optimal is not None:
             optimal = _encode_array("result.optimal", result.optimal, episodes)

@@ -156,7 +156,7 @@ class TestSettingHash:
     def test_run_key_matches_stored_key(self, store):
         result = make_result(4)
         store.add(result)
-        key = run_key("reco", "pro-wls", 2, result.hyper, np.int64(4))
+        key = run_key("reco", "pro-wls", 2, result.hyper, np.int64(4), episodes=20)
         assert store.keys() == {key}
         assert store.has(*key)
 
@@ -186,7 +186,7 @@ class TestAddAndRead:
         store.add(r, sweep="tag", started=started, finished=finished)
         (row,) = store.rows()
         assert isinstance(row, StoredRun)
-        assert row.key == (r.env, r.algo, r.speed, setting_hash(r.hyper), r.seed)
+        assert row.key == (r.env, r.algo, r.speed, setting_hash(r.hyper, r.returns.size), r.seed)
         assert (row.episodes, row.sweep, row.version) == (20, "tag", __version__)
         assert row.mean_return == pytest.approx(np.mean(r.returns), rel=1e-15)
         assert row.hyper == r.hyper
@@ -253,7 +253,7 @@ class TestUniqueKey:
         assert store.add(r)
         r2 = make_result(0)
         assert r2.speed == 2.0 and store.add(r2) is False
-        assert store.has("reco", "pro-wls", 2, setting_hash(r.hyper), 0)
+        assert store.has("reco", "pro-wls", 2, setting_hash(r.hyper, r.returns.size), 0)
 
     def test_database_enforces_uniqueness(self, store):
         store.add(make_result(0))
@@ -280,7 +280,7 @@ class TestQueries:
         assert len(filled.keys(speed=2)) == 8
         assert len(filled.keys(sweep="s2")) == 3
         assert filled.keys(env="diabetes") == set()
-        h = setting_hash(make_result(0).hyper)
+        h = setting_hash(make_result(0).hyper, 20)
         assert filled.has("reco", "onpg", 2.0, h, 3)
         assert not filled.has("reco", "onpg", 2.0, h, 4)
         assert not filled.has("reco", "onpg", 1.0, h, 3)
@@ -302,7 +302,7 @@ class TestQueries:
         assert reco["mean"] == pytest.approx(np.mean(regrets), rel=1e-12)
         assert reco["stderr"] == pytest.approx(np.std(regrets, ddof=1) / 2, rel=1e-12)
         assert reco["hyper"] == make_result(0).hyper
-        assert reco["setting_hash"] == setting_hash(reco["hyper"])
+        assert reco["setting_hash"] == setting_hash(reco["hyper"], 20)
         reacher = by_group[("reacher", "onpg", 1.0)]
         means = [
             make_result(s, env="reacher", algo="onpg", speed=1.0).mean_return for s in range(3)

@@ -77,7 +77,8 @@ def _progress_bar(desc: str):
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True)
+            # disable=None: a bar on a terminal, nothing in a log file
+            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True, disable=None)
         bar.n = done
         bar.refresh()
         if done == total:
@@ -129,6 +130,101 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from pyprog import grid, sweep
+    from pyprog.hyperparams import check_algo, check_env
+
+    envs = grid.parse_list(args.env, "--env", check_env)
+    algos = grid.parse_list(args.algo, "--algo", check_algo)
+    speeds = grid.parse_range(args.speeds, "--speeds")
+    seeds = grid.parse_seeds(args.seeds)
+    if args.settings < 1:
+        raise ValueError(f"--settings must be >= 1; got {args.settings}")
+    if args.episodes < 1:
+        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    tasks = sweep.sweep_tasks(
+        envs, algos, speeds, args.settings, seeds, args.episodes, args.setting_seed, args.basis
+    )
+    _say_if_compiling(envs)
+    report = sweep.run_sweep(
+        tasks,
+        args.store,
+        name=args.name,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        progress=None if args.quiet else _progress_bar("pyprog sweep"),
+    )
+    print(
+        f"{report['ran']} runs done, {report['already_stored']} already in {args.store} "
+        f"({report['total']} in the sweep)"
+    )
+    return 0
+
+
+def _cmd_best(args: argparse.Namespace) -> int:
+    import json
+
+    from pyprog import sweep
+
+    table, rows = sweep.best_settings(args.store, sweep=args.sweep)
+    for r in rows:
+        print(
+            f"{r['env']:<9} {r['algo']:<8} speed {r['speed']:g}: {r['metric']} "
+            f"{r['mean']:.4g} ± {r['se']:.2g} "
+            f"({r['seeds']} seeds, best of {r['settings']} settings)"
+        )
+    text = json.dumps(table, indent=1, sort_keys=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            fh.write(text + "\n")
+        print(f"best settings written to {args.json}")
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from pyprog import grid, reproduce
+    from pyprog.hyperparams import check_env
+
+    envs = grid.parse_list(args.env, "--env", check_env)
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    plan = reproduce.QUICK if args.quick else reproduce.FULL
+    print(
+        f"pyprog reproduce ({plan.name}): {plan.runs()} runs at most; finished runs are reused "
+        f"from the store, so an interrupted reproduce resumes",
+        file=sys.stderr,
+    )
+    _say_if_compiling(envs)
+    result = reproduce.reproduce(
+        args.out,
+        quick=args.quick,
+        store=args.store,
+        envs=envs,
+        jobs=args.jobs,
+        progress=None if args.quiet else _progress_bar("pyprog reproduce"),
+    )
+    verdict = {True: "held", False: "DID NOT HOLD", None: "not run"}
+    for claim in result["claims"]:
+        print(f"[{verdict[claim['held']]}] {claim['claim']}")
+    print(f"figures, tables and summary.md in {args.out} ({result['seconds'] / 60:.1f} min)")
+    return 0
+
+
+def _say_if_compiling(envs) -> None:
+    """numba compiles the patient model on first use (then caches it): say so once."""
+    if "diabetes" not in envs:
+        return
+    from pyprog.envs import diabetes
+
+    if not diabetes.is_compiled() and not diabetes.is_cached():
+        print("compiling the patient model (once; cached on disk) ...", file=sys.stderr, flush=True)
+    diabetes.compile_kernels()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``pyprog`` argument parser."""
     parser = argparse.ArgumentParser(
@@ -160,6 +256,54 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="random search over the paper's hyper-parameter ranges into a result store",
+        description="Draw --settings settings from the paper's ranges (the same command draws "
+        "the same settings) and run every (env, algo, speed, setting, seed) not yet in --store, "
+        "on local cores or a Dask cluster (--scheduler). Killing it loses nothing committed; "
+        "re-running resumes.",
+    )
+    sw.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
+    sw.add_argument("--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms")
+    sw.add_argument("--speeds", default="0-4", help="speeds, e.g. 0-4 (default 0-4)")
+    sw.add_argument("--settings", type=int, default=20, help="settings to draw (default 20)")
+    sw.add_argument("--seeds", default="10", help="a count (10 = seeds 0..9) or a range")
+    sw.add_argument("--episodes", type=int, default=1000, help="episodes per run (default 1000)")
+    sw.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
+    sw.add_argument("--setting-seed", type=int, default=0, help="seed of the settings' draw")
+    sw.add_argument("--store", required=True, help="SQLite result store (created if absent)")
+    sw.add_argument("--name", default=None, help="tag stored with every run of this sweep")
+    sw.add_argument("--jobs", type=int, default=None, help="local worker processes")
+    sw.add_argument("--scheduler", default=None, help="Dask scheduler address, tcp://host:8786")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
+
+    best = sub.add_parser(
+        "best",
+        help="the best setting per (env, algo, speed) in a store, as a table and JSON",
+    )
+    best.add_argument("--store", required=True, help="SQLite result store")
+    best.add_argument("--sweep", default=None, help="only runs of this sweep tag")
+    best.add_argument("--json", default=None, help="write the settings to this file")
+    best.set_defaults(func=_cmd_best)
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="the paper's empirical section: figures, tables and summary.md",
+        description="Run (or reuse from the store) the experiments of the paper's §9 and "
+        "appendix E and write PNG figures, CSV tables and summary.md (which states whether "
+        "each claim held). --quick finishes in minutes on 2 cores; the full protocol uses the "
+        "paper's seeds and 1000 episodes.",
+    )
+    rep.add_argument("--quick", action="store_true", help="fewer seeds/speeds/episodes")
+    rep.add_argument("--store", default=None, help="a sweep store: use its best settings")
+    rep.add_argument("--out", default="results", help="output folder (default: results)")
+    rep.add_argument("--env", default="reco,reacher,diabetes", help="environments")
+    rep.add_argument("--jobs", type=int, default=None, help="worker processes")
+    rep.add_argument("--quiet", action="store_true", help="no progress bar")
+    rep.set_defaults(func=_cmd_reproduce)
     return parser
 
 

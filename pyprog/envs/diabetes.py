@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import time
 from typing import Any, NamedTuple
 
@@ -147,6 +148,14 @@ def simulate_day(patient: PatientLike, cr: float, cf: float, seed: int = 0) -> D
 def is_compiled() -> bool:
     """Whether this process has the day kernel ready (compiled, or loaded from numba's cache)."""
     return bool(day.diabetes_day.signatures)
+
+
+def is_cached() -> bool:
+    """Whether numba's on-disk cache holds the day kernel (loading it then takes < 1 s)."""
+    try:
+        return os.path.exists(day.diabetes_day._cache._cache_file._index_path)
+    except AttributeError:  # numba internals moved: assume not
+        return False
 
 
 def compile_kernels() -> float:

@@ -1,0 +1,208 @@
+"""Figures of the paper's empirical section, drawn with matplotlib (Agg: no display needed).
+
+Every function takes plain data, draws one figure, saves it as PNG when ``path`` is
+given and returns the ``Figure``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = [
+    "ALGO_STYLE",
+    "plot_basis_ablation",
+    "plot_item_rewards",
+    "plot_learning_curves",
+    "plot_regret_vs_speed",
+    "plot_zeta",
+    "running_mean",
+]
+
+#: Colours and labels shared by every figure.
+ALGO_STYLE = {
+    "pro-ols": ("tab:blue", "Pro-OLS"),
+    "pro-wls": ("tab:orange", "Pro-WLS"),
+    "onpg": ("tab:green", "ONPG"),
+    "ftrl-pg": ("tab:red", "FTRL-PG"),
+}
+
+
+def _style(name: str) -> tuple[str | None, str]:
+    return ALGO_STYLE.get(name, (None, name))
+
+
+def _save(fig, path: str | os.PathLike | None):
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def running_mean(x: np.ndarray, window: int) -> np.ndarray:
+    """Trailing mean over ``window`` episodes along the last axis (shorter at the start).
+
+    Examples
+    --------
+    >>> running_mean(np.array([1.0, 3.0, 5.0, 7.0]), 2)
+    array([1., 2., 4., 6.])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    c = np.cumsum(x, axis=-1)
+    out = np.empty_like(c)
+    n = np.minimum(np.arange(1, x.shape[-1] + 1), window)
+    out[..., :window] = c[..., :window]
+    out[..., window:] = c[..., window:] - c[..., :-window]
+    return out / n
+
+
+def plot_regret_vs_speed(
+    table: Sequence[Mapping[str, Any]],
+    title: str = "",
+    ylabel: str | None = None,
+    path: str | os.PathLike | None = None,
+    series_key: str = "algo",
+):
+    """Regret (mean ± standard error over seeds) against speed, one line per algorithm.
+
+    Parameters
+    ----------
+    table : sequence of mapping
+        Rows with ``speed``, ``mean``, ``se`` and ``series_key`` (default ``algo``).
+    """
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for name in dict.fromkeys(r[series_key] for r in table):
+        rows = sorted((r for r in table if r[series_key] == name), key=lambda r: r["speed"])
+        color, label = _style(name)
+        se = np.nan_to_num([r["se"] for r in rows])
+        ax.errorbar(
+            [r["speed"] for r in rows],
+            [r["mean"] for r in rows],
+            yerr=se,
+            color=color,
+            label=label,
+            marker="o",
+            capsize=3,
+        )
+    ax.set_xlabel("speed of non-stationarity")
+    ax.set_ylabel(ylabel or (table[0].get("metric", "regret") if table else "regret"))
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    return _save(fig, path)
+
+
+def plot_learning_curves(
+    returns: Mapping[str, np.ndarray],
+    title: str = "",
+    window: int = 50,
+    optimal: np.ndarray | None = None,
+    path: str | os.PathLike | None = None,
+):
+    """Running mean of the return per episode, with a standard-error band over seeds.
+
+    Parameters
+    ----------
+    returns : mapping of algo to ndarray, shape (seeds, episodes)
+    optimal : ndarray, shape (episodes,), optional
+        The best expected reward of every episode (NS-Reco), drawn in black.
+    """
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for algo, arr in returns.items():
+        arr = np.atleast_2d(arr)
+        curves = running_mean(arr, window)
+        mean = curves.mean(axis=0)
+        se = curves.std(axis=0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * mean
+        color, label = _style(algo)
+        x = np.arange(1, mean.size + 1)
+        ax.plot(x, mean, color=color, label=label)
+        ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.2, linewidth=0)
+    if optimal is not None:
+        opt = running_mean(np.asarray(optimal), window)
+        ax.plot(np.arange(1, opt.size + 1), opt, color="black", linestyle="--", label="best item")
+    ax.set_xlabel("episode")
+    ax.set_ylabel(f"return (running mean over {window})")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize="small")
+    return _save(fig, path)
+
+
+def plot_zeta(weights: Mapping[str, np.ndarray], path: str | os.PathLike | None = None):
+    """Weights ``ζ_i`` of past episodes' gradients in the forecast's gradient (paper Fig. 4)."""
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for name, z in weights.items():
+        ax.plot(np.arange(1, len(z) + 1), z, label=name, linewidth=2)
+    ax.axhline(0.0, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("episode i")
+    ax.set_ylabel(r"$\zeta_i = \partial \hat J_{k+1} / \partial \hat J_i$")
+    ax.set_title("weights of past episodes in the forecast's gradient")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    return _save(fig, path)
+
+
+def plot_item_rewards(curves: Mapping[float, np.ndarray], path: str | os.PathLike | None = None):
+    """NS-Reco: each item's expected reward over episodes, one panel per speed (appendix E).
+
+    Parameters
+    ----------
+    curves : mapping of speed to ndarray, shape (episodes, n_items)
+    """
+    speeds = list(curves)
+    fig, axes = plt.subplots(
+        1, len(speeds), figsize=(3.2 * len(speeds), 2.8), sharey=True, squeeze=False
+    )
+    for ax, speed in zip(axes[0], speeds, strict=True):
+        expected = curves[speed]
+        for a in range(expected.shape[1]):
+            ax.plot(expected[:, a], label=f"item {a + 1}", alpha=0.85)
+        ax.set_title(f"speed {speed:g}")
+        ax.set_xlabel("episode")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("expected reward")
+    axes[0][-1].legend(frameon=False, fontsize="x-small")
+    fig.suptitle("NS-Reco: the items' expected rewards")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_basis_ablation(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike | None = None):
+    """Regret against speed per time basis, one panel per algorithm (appendix E ablation).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        ``algo``, ``basis``, ``speed``, ``mean``, ``se``.
+    """
+    algos = list(dict.fromkeys(r["algo"] for r in rows))
+    fig, axes = plt.subplots(
+        1, len(algos), figsize=(4.6 * len(algos), 3.4), sharey=True, squeeze=False
+    )
+    for ax, algo in zip(axes[0], algos, strict=True):
+        for basis in dict.fromkeys(r["basis"] for r in rows if r["algo"] == algo):
+            sel = sorted(
+                (r for r in rows if r["algo"] == algo and r["basis"] == basis),
+                key=lambda r: r["speed"],
+            )
+            ax.errorbar(
+                [r["speed"] for r in sel],
+                [r["mean"] for r in sel],
+                yerr=np.nan_to_num([r["se"] for r in sel]),
+                marker="o",
+                capsize=3,
+                label=basis,
+            )
+        ax.set_title(_style(algo)[1])
+        ax.set_xlabel("speed of non-stationarity")
+        ax.grid(alpha=0.3)
+        ax.legend(frameon=False)
+    axes[0][0].set_ylabel("regret (NS-Reco)")
+    fig.tight_layout()
+    return _save(fig, path)

@@ -1,0 +1,274 @@
+"""Hyper-parameter sweeps into a result store, and the best setting per (env, algo, speed).
+
+``pyprog sweep`` draws settings from the paper's search ranges (appendix D.2, SPEC §6)
+with a seeded generator — the same command draws the same settings — and runs every
+(env, algo, speed, setting, seed) not yet in the store, on local cores (joblib) or on a
+Dask cluster. Only this coordinating process writes to the store, one committed row per
+finished run, so a sweep killed at any moment resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from pyprog.experiment import RunResult, run
+from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env
+from pyprog.parallel import connect, execute
+from pyprog.store import ResultStore, run_key
+
+__all__ = [
+    "SEARCH_SPACE",
+    "SweepTask",
+    "best_settings",
+    "draw_settings",
+    "run_sweep",
+    "sweep_tasks",
+]
+
+#: The paper's search ranges (appendix D.2), as SPEC §6 states them.
+SEARCH_SPACE: dict[str, Any] = {
+    "lr": ("log-uniform", 5e-5, 5e-2),
+    "entropy_lambda": ("log-uniform or 0", 1e-4, 1e-2),
+    "delta": ("choice", (1, 3, 5)),
+    "inner_steps": ("choice × delta", (10, 20, 30)),
+    "clip": ("choice", (5.0, 10.0, 15.0)),
+    "d": ("choice", (3, 5, 7)),
+    "gauss_std": ("uniform", 0.5, 2.5),  # NS-Diabetes
+    "hidden": ("choice", (16, 32, 64)),  # NS-Reacher
+    "gamma": ("fixed", 0.99),
+}
+#: Probability that a drawn setting has no entropy bonus (λ_H = 0).
+P_NO_ENTROPY = 0.1
+
+
+def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> list[Hyper]:
+    """``n`` settings for ``env`` drawn from :data:`SEARCH_SPACE`, reproducibly from ``seed``.
+
+    Learning rates and λ_H are log-uniform (λ_H is 0 with probability
+    :data:`P_NO_ENTROPY`), the rest uniform over their sets or ranges; the same
+    (env, n, seed, basis) always gives the same settings, and a larger ``n`` extends a
+    smaller one. Every algorithm of a sweep is run with the same settings.
+
+    Examples
+    --------
+    >>> a = draw_settings("reacher", 3, seed=1)
+    >>> a == draw_settings("reacher", 3, seed=1), a[:2] == draw_settings("reacher", 2, seed=1)
+    (True, True)
+    >>> {h.hidden in (16, 32, 64) for h in a}
+    {True}
+    """
+    check_env(env)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"the number of settings must be an integer >= 1; got {n!r}")
+    settings = []
+    for k in range(n):
+        # one stream per (seed, env, setting): settings do not depend on n
+        rng = np.random.default_rng([seed, ENVS.index(env), k])
+        delta = int(rng.choice([1, 3, 5]))
+        values: dict[str, Any] = {
+            "lr": float(np.exp(rng.uniform(np.log(5e-5), np.log(5e-2)))),
+            "entropy_lambda": float(np.exp(rng.uniform(np.log(1e-4), np.log(1e-2)))),
+            "delta": delta,
+            "inner_steps": int(rng.choice([10, 20, 30])) * delta,
+            "clip": float(rng.choice([5.0, 10.0, 15.0])),
+            "d": int(rng.choice([3, 5, 7])),
+            "basis": basis,
+            "gamma": 0.99,
+        }
+        if rng.random() < P_NO_ENTROPY:
+            values["entropy_lambda"] = 0.0
+        gauss_std = float(rng.uniform(0.5, 2.5))
+        hidden = int(rng.choice([16, 32, 64]))
+        if env == "diabetes":
+            values["gauss_std"] = gauss_std
+        if env == "reacher":
+            values["hidden"] = hidden
+        settings.append(Hyper(**values))
+    return settings
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepTask:
+    """One run of a sweep."""
+
+    env: str
+    algo: str
+    speed: float
+    setting: int
+    hyper: Hyper
+    seed: int
+    episodes: int
+
+    @property
+    def key(self):
+        return run_key(
+            self.env, self.algo, self.speed, self.hyper.to_dict(), self.seed, self.episodes
+        )
+
+
+def _run_task(task: SweepTask) -> RunResult:
+    return run(task.env, task.algo, task.speed, task.seed, task.episodes, task.hyper)
+
+
+def sweep_tasks(
+    envs: Sequence[str],
+    algos: Sequence[str],
+    speeds: Sequence[float],
+    settings: int | dict[str, list[Hyper]],
+    seeds: Iterable[int],
+    episodes: int,
+    setting_seed: int = 0,
+    basis: str = "fourier",
+) -> list[SweepTask]:
+    """Every (env, setting, algo, speed, seed) of a sweep, settings first so that a partial
+    sweep has whole settings."""
+    seeds = list(seeds)
+    tasks = []
+    for env in envs:
+        drawn = (
+            settings[env]
+            if isinstance(settings, dict)
+            else draw_settings(env, settings, setting_seed, basis)
+        )
+        for s, hyper in enumerate(drawn):
+            for algo in algos:
+                for speed in speeds:
+                    for seed in seeds:
+                        tasks.append(
+                            SweepTask(env, algo, float(speed), s, hyper, int(seed), episodes)
+                        )
+    return tasks
+
+
+def run_sweep(
+    tasks: Sequence[SweepTask],
+    store_path: str,
+    name: str | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+) -> dict[str, int]:
+    """Run the tasks not yet in the store; each finished run is committed as it ends.
+
+    Parameters
+    ----------
+    tasks : sequence of SweepTask
+    store_path : path
+        The SQLite result store (created if absent).
+    name : str, optional
+        Tag of the sweep, stored with every row.
+    jobs : int, optional
+        Local worker processes (default: every core).
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``): run there instead.
+    progress : callable, optional
+        ``progress(done, total)`` after each run (and ``progress(0, total)`` first).
+
+    Returns
+    -------
+    dict
+        ``{"total": ..., "already_stored": ..., "ran": ...}``.
+    """
+    if not tasks:
+        raise ValueError("the sweep has no runs (check --speeds, --seeds and --settings)")
+    for env, algo in {(t.env, t.algo) for t in tasks}:
+        check_env(env)
+        check_algo(algo)
+    # reach the cluster before touching the store: an unreachable scheduler writes nothing
+    client = connect(scheduler) if scheduler is not None else None
+    try:
+        with ResultStore(store_path) as store:
+            done = store.keys()
+            todo = [t for t in tasks if t.key not in done]
+            if progress:
+                progress(0, len(todo))
+            ran = 0
+            for _, result in execute(_run_task, todo, jobs=jobs, scheduler=client):
+                store.add(result, sweep=name)
+                ran += 1
+                if progress:
+                    progress(ran, len(todo))
+    finally:
+        if client is not None:
+            client.close()
+    return {"total": len(tasks), "already_stored": len(tasks) - len(todo), "ran": ran}
+
+
+def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list[dict]]:
+    """The best stored setting per (env, algo, speed), over its seeds.
+
+    NS-Reco: the lowest mean regret. Elsewhere: the lowest mean surrogate regret, against
+    ``J̃*_k``, the best mean return any stored (algo, setting) got in episode k at that
+    (env, speed) — which ranks the settings of one algorithm as their mean return does.
+    Settings are compared only among runs of the same length (the most common one).
+
+    Returns
+    -------
+    table : dict
+        ``{env: {algo: {speed: hyper-parameters}}}``, the format of the shipped paper
+        settings (``pyprog/data/hyperparams.json``).
+    rows : list of dict
+        One per (env, algo, speed): ``metric``, ``mean``, ``se``, ``seeds``, ``settings``
+        (how many were compared) and ``setting_hash``.
+    """
+    with ResultStore(store_path, readonly=True) as store:
+        runs = store.rows(sweep=sweep)
+    if not runs:
+        raise ValueError(
+            f"the store {store_path} has no runs" + (f" of sweep {sweep!r}" if sweep else "")
+        )
+    groups: dict[tuple[str, float], dict[tuple[str, str], list]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    lengths: dict[tuple[str, float], list[int]] = defaultdict(list)
+    for r in runs:
+        lengths[(r.env, r.speed)].append(r.episodes)
+    for r in runs:
+        common = max(set(lengths[(r.env, r.speed)]), key=lengths[(r.env, r.speed)].count)
+        if r.episodes == common:
+            groups[(r.env, r.speed)][(r.algo, r.setting_hash)].append(r)
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    rows = []
+    for (env, speed), by_setting in sorted(groups.items()):
+        exact = all(r.regret is not None for rs in by_setting.values() for r in rs)
+        if exact:
+            scores = {k: np.array([r.regret for r in rs]) for k, rs in by_setting.items()}
+            metric = "regret"
+        else:
+            curves = {k: np.mean([r.returns for r in rs], axis=0) for k, rs in by_setting.items()}
+            best_curve = np.max(np.stack(list(curves.values())), axis=0)
+            total = best_curve.sum()
+            scores = {
+                k: np.array([(best_curve - r.returns).sum() / total for r in rs])
+                for k, rs in by_setting.items()
+            }
+            metric = "surrogate regret"
+        for algo in sorted({a for a, _ in by_setting}):
+            candidates = {k: v for k, v in scores.items() if k[0] == algo}
+            key = min(candidates, key=lambda k: candidates[k].mean())
+            values = candidates[key]
+            hyper = by_setting[key][0].hyper
+            table.setdefault(env, {}).setdefault(algo, {})[f"{speed:g}"] = hyper
+            rows.append(
+                {
+                    "env": env,
+                    "algo": algo,
+                    "speed": speed,
+                    "metric": metric,
+                    "mean": float(values.mean()),
+                    "se": float(values.std(ddof=1) / math.sqrt(len(values)))
+                    if len(values) > 1
+                    else math.nan,
+                    "seeds": len(values),
+                    "settings": len(candidates),
+                    "setting_hash": key[1],
+                    "episodes": by_setting[key][0].episodes,
+                }
+            )
+    return table, rows

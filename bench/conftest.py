@@ -1,8 +1,9 @@
 """Side-by-side speed-ups: every benchmark group pairs a baseline with a candidate.
 
 Tag a benchmark with ``benchmark.extra_info.update(role="baseline" | "candidate")``
-(and ``target=<ratio>`` on the candidate). After the run, a table gives each group's
-speed-up (baseline median / candidate median) and whether it meets its target;
+(and ``target=<ratio>`` or ``target_seconds=<s>`` on the candidate). After the run, a
+table gives each group's speed-up (baseline median / candidate median) and whether it
+meets its target;
 ``--ratio-json PATH`` also writes it as JSON (the README's tables come from there).
 """
 
@@ -34,6 +35,7 @@ def _rows(config):
             base, cand = pair["baseline"], pair["candidate"]
             ratio = base.stats.median / cand.stats.median
             target = cand.extra_info.get("target")
+            target_seconds = cand.extra_info.get("target_seconds")
             rows.append(
                 {
                     "group": group,
@@ -44,6 +46,10 @@ def _rows(config):
                     "speedup": ratio,
                     "target": target,
                     "meets_target": None if target is None else bool(ratio >= target),
+                    "target_seconds": target_seconds,
+                    "meets_target_seconds": None
+                    if target_seconds is None
+                    else bool(cand.stats.median < target_seconds),
                 }
             )
     return rows

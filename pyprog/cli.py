@@ -144,6 +144,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    if args.setting_seed < 0:
+        raise ValueError(f"--setting-seed must be >= 0; got {args.setting_seed}")
     tasks = sweep.sweep_tasks(
         envs, algos, speeds, args.settings, seeds, args.episodes, args.setting_seed, args.basis
     )
@@ -177,8 +179,11 @@ def _cmd_best(args: argparse.Namespace) -> int:
         )
     text = json.dumps(table, indent=1, sort_keys=True)
     if args.json:
-        with open(args.json, "w") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(args.json, "w") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
         print(f"best settings written to {args.json}")
     else:
         print(text)

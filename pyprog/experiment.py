@@ -222,7 +222,8 @@ def surrogate_regret(returns: Mapping[str, Any]) -> dict[str, Any]:
     """Surrogate regret of several algorithms' runs against each other (paper §9).
 
     With ``J̃*_k`` the best return any of the compared algorithms got in episode k,
-    the surrogate regret of algorithm A is ``Σ_k (J̃*_k − J_k(A)) / Σ_k J̃*_k``.
+    the surrogate regret of algorithm A is ``Σ_k (J̃*_k − J_k(A)) / |Σ_k J̃*_k|`` (the
+    paper's definition; the absolute value keeps the order when the returns are negative).
 
     Parameters
     ----------
@@ -257,7 +258,9 @@ def surrogate_regret(returns: Mapping[str, Any]) -> dict[str, Any]:
             f"every algorithm needs the same number of episodes; got {sorted(lengths)}"
         )
     best = np.max(np.stack([c if c.ndim == 1 else c.mean(axis=0) for c in curves.values()]), axis=0)
-    total = best.sum()
+    # |Σ J̃*|: where returns are mostly negative (NS-Reacher early on), dividing by a
+    # negative sum would make the worst algorithm look best
+    total = abs(best.sum())
     if total == 0:
         raise ValueError("the best returns sum to 0: surrogate regret is undefined")
     out: dict[str, Any] = {}

@@ -79,6 +79,8 @@ def parse_range(text: str, name: str) -> list[int]:
     >>> parse_range("0-2,5", "speed")
     [0, 1, 2, 5]
     """
+    if not text.strip():
+        raise ValueError(f"{name} is empty; give e.g. 0-4")
     values: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -95,8 +97,6 @@ def parse_range(text: str, name: str) -> list[int]:
             raise ValueError(
                 f"{name} must be integers or ranges like 0-4 or 0,2,4; got {text!r}"
             ) from None
-    if not values:
-        raise ValueError(f"{name} is empty; give e.g. 0-4")
     if min(values) < 0:
         raise ValueError(f"{name} must be >= 0; got {text!r}")
     return sorted(set(values))

@@ -29,7 +29,7 @@ def _call(fn: Callable[[T], R], task: T) -> tuple[T, R]:
     return task, fn(task)
 
 
-def connect(scheduler: str, timeout: float = 10.0):
+def connect(scheduler: str, timeout: float = 5.0):
     """A ``distributed.Client`` for the Dask scheduler at ``scheduler`` (e.g. tcp://host:8786).
 
     Raises
@@ -103,7 +103,7 @@ def _execute_dask(fn, tasks, scheduler):
     client = connect(scheduler) if own else scheduler
     futures = client.map(_call, [fn] * len(tasks), tasks, pure=False)
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             yield future.result()
     finally:
         for future in futures:

@@ -243,7 +243,8 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         else:
             curves = {k: np.mean([r.returns for r in rs], axis=0) for k, rs in by_setting.items()}
             best_curve = np.max(np.stack(list(curves.values())), axis=0)
-            total = best_curve.sum()
+            # |Σ J̃*|: negative returns (NS-Reacher) must not flip the ranking
+            total = abs(best_curve.sum()) or 1.0
             scores = {
                 k: np.array([(best_curve - r.returns).sum() / total for r in rs])
                 for k, rs in by_setting.items()

@@ -74,7 +74,7 @@ class TestRun:
         [
             (["--env", "atari"], "unknown env 'atari'; valid: reco, reacher, diabetes"),
             (["--algo", "pro-ols,dqn"], "unknown algo 'dqn'"),
-            (["--speed", ""], "--speed must be integers"),
+            (["--speed", ""], "--speed is empty"),
             (["--speed", "3-1"], "--speed must be integers"),
             (["--seeds", "0"], "--seeds must be a count >= 1"),
             (["--episodes", "0"], "--episodes must be >= 1"),

@@ -24,6 +24,7 @@ __all__ = [
     "check_positive",
     "check_same_shape",
     "check_speed",
+    "reset_option",
 ]
 
 
@@ -132,3 +133,16 @@ def check_action(action: Any, n: int) -> int:
             f"action must be an integer in [0, {n - 1}] (Discrete({n})); got {action!r}"
         )
     return index
+
+
+def reset_option(options: dict[str, Any] | None, key: str, env_name: str) -> int | None:
+    """The integer ``options[key]`` (>= 0) of a Gymnasium ``reset``, None when not given.
+
+    Any other option is an error that says which one is accepted.
+    """
+    if not options:
+        return None
+    unknown = set(options) - {key}
+    if unknown:
+        raise ValueError(f"{env_name}.reset accepts only options={{'{key}': k}}; got {options!r}")
+    return check_int(f"options['{key}']", options[key], 0)

@@ -220,8 +220,12 @@ class FTRLPG(Learner):
         return g
 
 
-class ONPG(Learner):
-    """ONPG: δ steps on the last δ episodes only, which are then discarded (Al-Shedivat et al.)."""
+class ONPG(FTRLPG):
+    """ONPG: δ steps on the last δ episodes only, which are then discarded (Al-Shedivat et al.).
+
+    FTRL-PG's objective — the mean PDIS estimate over the buffer — on a buffer that holds
+    only the current batch.
+    """
 
     name = "onpg"
 
@@ -230,11 +234,6 @@ class ONPG(Learner):
 
     def _n_steps(self) -> int:
         return self.hyper.delta
-
-    def _coefficients(self, log_pi, log_beta, mask):
-        g = self._pdis(log_pi, log_beta, mask)
-        g *= 1.0 / log_pi.shape[0]
-        return g
 
     def _finish(self) -> None:
         self.buffer.clear()

@@ -87,6 +87,33 @@ def _progress_bar(desc: str):
     return progress
 
 
+def _check_counts(args: argparse.Namespace) -> None:
+    """--episodes and --jobs, where a command has them."""
+    if getattr(args, "episodes", 1) < 1:
+        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+
+
+def _add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None:
+    """The arguments that ``run`` and ``sweep`` share."""
+    parser.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
+    parser.add_argument(
+        "--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms (comma-separated)"
+    )
+    parser.add_argument(speed_flag, default="0-4", help="speeds, e.g. 0-4 or 0,2,4 (default 0-4)")
+    parser.add_argument(
+        "--seeds", default="10", help="a count (10 = seeds 0..9) or a range like 3-7"
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=1000, help="episodes per run (default 1000)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="worker processes (default: all cores)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def _load_hyper(text: str):
     if text == "paper":
         return "paper"
@@ -109,10 +136,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     algos = grid.parse_list(args.algo, "--algo", check_algo)
     speeds = grid.parse_range(args.speed, "--speed")
     seeds = grid.parse_seeds(args.seeds)
-    if args.episodes < 1:
-        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    _check_counts(args)
     rows = grid.run_grid(
         envs,
         algos,
@@ -140,10 +164,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     seeds = grid.parse_seeds(args.seeds)
     if args.settings < 1:
         raise ValueError(f"--settings must be >= 1; got {args.settings}")
-    if args.episodes < 1:
-        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    _check_counts(args)
     if args.setting_seed < 0:
         raise ValueError(f"--setting-seed must be >= 0; got {args.setting_seed}")
     tasks = sweep.sweep_tasks(
@@ -195,8 +216,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from pyprog.hyperparams import check_env
 
     envs = grid.parse_list(args.env, "--env", check_env)
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    _check_counts(args)
     plan = reproduce.QUICK if args.quick else reproduce.FULL
     print(
         f"pyprog reproduce ({plan.name}): {plan.runs()} runs at most; finished runs are reused "
@@ -249,17 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
         "on all cores. Finished runs are appended to OUT/results.csv as they end; re-running "
         "the same command resumes.",
     )
-    run.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
-    run.add_argument(
-        "--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms (comma-separated)"
-    )
-    run.add_argument("--speed", default="0-4", help="speeds, e.g. 0-4 or 0,2,4 (default 0-4)")
-    run.add_argument("--seeds", default="10", help="a count (10 = seeds 0..9) or a range like 3-7")
-    run.add_argument("--episodes", type=int, default=1000, help="episodes per run (default 1000)")
+    _add_grid_arguments(run, "--speed")
     run.add_argument("--hyper", default="paper", help="'paper' or a JSON file of hyper-parameters")
     run.add_argument("--out", required=True, help="output folder")
-    run.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
 
     sw = sub.add_parser(
@@ -270,19 +282,13 @@ def build_parser() -> argparse.ArgumentParser:
         "on local cores or a Dask cluster (--scheduler). Killing it loses nothing committed; "
         "re-running resumes.",
     )
-    sw.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
-    sw.add_argument("--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms")
-    sw.add_argument("--speeds", default="0-4", help="speeds, e.g. 0-4 (default 0-4)")
+    _add_grid_arguments(sw, "--speeds")
     sw.add_argument("--settings", type=int, default=20, help="settings to draw (default 20)")
-    sw.add_argument("--seeds", default="10", help="a count (10 = seeds 0..9) or a range")
-    sw.add_argument("--episodes", type=int, default=1000, help="episodes per run (default 1000)")
     sw.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
     sw.add_argument("--setting-seed", type=int, default=0, help="seed of the settings' draw")
     sw.add_argument("--store", required=True, help="SQLite result store (created if absent)")
     sw.add_argument("--name", default=None, help="tag stored with every run of this sweep")
-    sw.add_argument("--jobs", type=int, default=None, help="local worker processes")
     sw.add_argument("--scheduler", default=None, help="Dask scheduler address, tcp://host:8786")
-    sw.add_argument("--quiet", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
     best = sub.add_parser(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,15 @@ from pyprog.agents import LEARNERS, Learner
 from pyprog.hyperparams import Hyper, check_algo, check_env, paper_hyper
 from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 
-__all__ = ["RunResult", "make_env", "make_learner", "run", "surrogate_regret"]
+__all__ = [
+    "RunResult",
+    "compare",
+    "make_env",
+    "make_learner",
+    "mean_se",
+    "run",
+    "surrogate_regret",
+]
 
 
 @dataclasses.dataclass
@@ -268,3 +276,39 @@ def surrogate_regret(returns: Mapping[str, Any]) -> dict[str, Any]:
         value = (best - c).sum(axis=-1) / total
         out[name] = float(value) if c.ndim == 1 else value
     return out
+
+
+def mean_se(values) -> tuple[float, float]:
+    """Mean and standard error (``std(ddof=1) / √n``; NaN for one value) of ``values``.
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0])
+    (2.0, 0.5773502691896258)
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
+    return float(arr.mean()), se
+
+
+def compare(runs: Mapping[str, Sequence[Any]]) -> tuple[str, dict[str, np.ndarray]]:
+    """Per-seed regret of several algorithms' runs of one (env, speed).
+
+    Exact regret where every run has one (NS-Reco), else the surrogate regret of each
+    seed against the best of the algorithms' mean curves (:func:`surrogate_regret`).
+
+    Parameters
+    ----------
+    runs : mapping of algo to sequence of runs
+        Objects with ``regret`` (float or None) and ``returns`` (episodes,) attributes
+        (:class:`RunResult`, stored runs), one per seed.
+
+    Returns
+    -------
+    metric : {"regret", "surrogate regret"}
+    values : dict of algo to ndarray, shape (seeds,)
+    """
+    if all(r.regret is not None for rs in runs.values() for r in rs):
+        return "regret", {a: np.array([r.regret for r in rs]) for a, rs in runs.items()}
+    curves = {a: np.stack([np.asarray(r.returns) for r in rs]) for a, rs in runs.items()}
+    return "surrogate regret", {a: np.atleast_1d(v) for a, v in surrogate_regret(curves).items()}

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import math
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from pyprog.experiment import RunResult, _resolve_hyper, run, surrogate_regret
+from pyprog.experiment import RunResult, _resolve_hyper, compare, mean_se, run
 from pyprog.hyperparams import check_algo, check_env
 from pyprog.parallel import execute
 
@@ -252,12 +252,6 @@ def run_grid(
     return read_results(out)
 
 
-def _mean_se(values: Sequence[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=np.float64)
-    se = float(arr.std(ddof=1) / math.sqrt(len(arr))) if len(arr) > 1 else float("nan")
-    return float(arr.mean()), se
-
-
 def regret_table(rows: Sequence[dict[str, Any]], out: str | os.PathLike) -> list[dict[str, Any]]:
     """Mean ± standard error over seeds of the regret per (env, algo, speed).
 
@@ -270,45 +264,26 @@ def regret_table(rows: Sequence[dict[str, Any]], out: str | os.PathLike) -> list
         ``env, algo, speed, metric ("regret" | "surrogate regret"), mean, se, seeds``.
     """
     out = Path(out)
-    groups: dict[tuple[str, float], dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, float], dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        groups[(r["env"], r["speed"])][r["algo"]].append(r)
+        run = SimpleNamespace(
+            seed=r["seed"],
+            regret=r["regret"],
+            returns=np.load(out / r["returns_file"]) if r["regret"] is None else None,
+        )
+        groups[(r["env"], r["speed"])][r["algo"]].append(run)
     table = []
     for (env, speed), by_algo in sorted(groups.items()):
-        if all(r["regret"] is not None for rs in by_algo.values() for r in rs):
-            for algo, rs in by_algo.items():
-                mean, se = _mean_se([r["regret"] for r in rs])
-                table.append(
-                    dict(
-                        env=env,
-                        algo=algo,
-                        speed=speed,
-                        metric="regret",
-                        mean=mean,
-                        se=se,
-                        seeds=len(rs),
-                    )
-                )
-            continue
-        returns = {
-            algo: np.stack(
-                [np.load(out / r["returns_file"]) for r in sorted(rs, key=lambda r: r["seed"])]
-            )
-            for algo, rs in by_algo.items()
+        by_algo = {a: sorted(rs, key=lambda run: run.seed) for a, rs in by_algo.items()}
+        lengths = {
+            len(run.returns) for rs in by_algo.values() for run in rs if run.returns is not None
         }
-        if len({a.shape[1] for a in returns.values()}) != 1:
+        if len(lengths) > 1:
             continue  # different episode counts: not comparable
-        for algo, per_seed in surrogate_regret(returns).items():
-            mean, se = _mean_se(np.atleast_1d(per_seed))
+        metric, values = compare(by_algo)
+        for algo, v in values.items():
+            mean, se = mean_se(v)
             table.append(
-                dict(
-                    env=env,
-                    algo=algo,
-                    speed=speed,
-                    metric="surrogate regret",
-                    mean=mean,
-                    se=se,
-                    seeds=len(per_seed),
-                )
+                dict(env=env, algo=algo, speed=speed, metric=metric, mean=mean, se=se, seeds=len(v))
             )
     return table

@@ -15,6 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from pyprog._validation import check_int
 from pyprog.bases import BASES
 
 __all__ = [
@@ -63,12 +64,6 @@ def _number(name: str, value: Any, low: float, low_ok: bool, high: float = math.
             bound += f" and <= {high}"
         raise ValueError(f"{name} must be a number {bound}; got {value!r}")
     return float(value)
-
-
-def _integer(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    return int(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,19 +125,19 @@ class Hyper:
     def __post_init__(self) -> None:
         checks = {
             "lr": _number("lr", self.lr, 0.0, False),
-            "delta": _integer("delta", self.delta, 1),
-            "inner_steps": _integer("inner_steps", self.inner_steps, 1),
+            "delta": check_int("delta", self.delta, 1),
+            "inner_steps": check_int("inner_steps", self.inner_steps, 1),
             "entropy_lambda": _number("entropy_lambda", self.entropy_lambda, 0.0, True),
             "basis": _choice("basis", self.basis, BASES),
-            "d": _integer("d", self.d, 1),
+            "d": check_int("d", self.d, 1),
             "clip": _number("clip", self.clip, 0.0, False),
             "gamma": _number("gamma", self.gamma, 0.0, True, 1.0),
             "optimizer": _choice("optimizer", self.optimizer, OPTIMIZERS),
             "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False),
-            "buffer_size": _integer("buffer_size", self.buffer_size, 1),
+            "buffer_size": check_int("buffer_size", self.buffer_size, 1),
         }
         if self.hidden is not None:
-            checks["hidden"] = _integer("hidden", self.hidden, 1)
+            checks["hidden"] = check_int("hidden", self.hidden, 1)
         if self.gauss_std is not None:
             checks["gauss_std"] = _number("gauss_std", self.gauss_std, 0.0, False)
         if not math.isfinite(self.lr) or not math.isfinite(self.hidden_lr):

@@ -26,7 +26,7 @@ import numpy as np
 
 from pyprog.bases import BASES
 from pyprog.estimators import ols_weights
-from pyprog.experiment import surrogate_regret
+from pyprog.experiment import compare, mean_se
 from pyprog.hyperparams import ALGOS, Hyper, paper_hyper
 from pyprog.store import ResultStore
 from pyprog.sweep import SweepTask, best_settings, run_sweep
@@ -152,12 +152,6 @@ def _load(store: ResultStore, tasks: Sequence[SweepTask]) -> dict[tuple, Any]:
     return runs
 
 
-def _mean_se(values) -> tuple[float, float]:
-    values = np.asarray(values, dtype=np.float64)
-    se = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.nan
-    return float(values.mean()), se
-
-
 def regret_tables(plan: Plan, envs: Sequence[str], runs: dict, basis_of: dict) -> list[dict]:
     """Mean ± standard error of the (surrogate) regret per (env, algo, speed)."""
     table = []
@@ -170,16 +164,9 @@ def regret_tables(plan: Plan, envs: Sequence[str], runs: dict, basis_of: dict) -
                 ]
                 for algo in ALGOS
             }
-            if env == "reco":
-                values = {a: [r.regret for r in rs] for a, rs in rows.items()}
-                metric = "regret"
-            else:
-                values = surrogate_regret(
-                    {a: np.stack([r.returns for r in rs]) for a, rs in rows.items()}
-                )
-                metric = "surrogate regret"
+            metric, values = compare(rows)
             for algo in ALGOS:
-                mean, se = _mean_se(values[algo])
+                mean, se = mean_se(values[algo])
                 table.append(
                     dict(
                         env=env,
@@ -206,7 +193,7 @@ def ablation_table(plan: Plan, runs: dict) -> list[dict]:
                 ]
                 if any(r is None for r in rs):
                     continue
-                mean, se = _mean_se([r.regret for r in rs])
+                mean, se = mean_se([r.regret for r in rs])
                 table.append(
                     dict(algo=algo, basis=basis, speed=speed, mean=mean, se=se, seeds=len(rs))
                 )

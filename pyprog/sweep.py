@@ -10,14 +10,13 @@ finished run, so a sweep killed at any moment resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from pyprog.experiment import RunResult, run
+from pyprog.experiment import RunResult, mean_se, run
 from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env
 from pyprog.parallel import connect, execute
 from pyprog.store import ResultStore, run_key
@@ -253,7 +252,7 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         for algo in sorted({a for a, _ in by_setting}):
             candidates = {k: v for k, v in scores.items() if k[0] == algo}
             key = min(candidates, key=lambda k: candidates[k].mean())
-            values = candidates[key]
+            mean, se = mean_se(candidates[key])
             hyper = by_setting[key][0].hyper
             table.setdefault(env, {}).setdefault(algo, {})[f"{speed:g}"] = hyper
             rows.append(
@@ -262,11 +261,9 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
                     "algo": algo,
                     "speed": speed,
                     "metric": metric,
-                    "mean": float(values.mean()),
-                    "se": float(values.std(ddof=1) / math.sqrt(len(values)))
-                    if len(values) > 1
-                    else math.nan,
-                    "seeds": len(values),
+                    "mean": mean,
+                    "se": se,
+                    "seeds": len(candidates[key]),
                     "settings": len(candidates),
                     "setting_hash": key[1],
                     "episodes": by_setting[key][0].episodes,

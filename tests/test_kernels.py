@@ -314,7 +314,7 @@ def test_vectorised_exp_is_accurate_to_a_few_ulp():
     x = np.concatenate([np.linspace(-760, 720, 400_001), rng.normal(size=100_000) * 5, [0.0, -0.0]])
     with np.errstate(over="ignore"):
         ref = np.exp(x)
-    got = compiled._exp(x)
+    got = compiled._elementwise("exp", x)
     normal = (ref > np.finfo(np.float64).tiny) & np.isfinite(ref)
     assert np.all(np.abs(got[normal] - ref[normal]) <= 4 * np.spacing(ref[normal]))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
@@ -435,11 +435,14 @@ def test_vectorised_tanh_and_log_are_accurate():
         [np.linspace(-40, 40, 200_001), rng.normal(size=10_000) * 1e-3, [0.0, 1e-300]]
     )
     ref = np.tanh(x)
-    assert np.all(np.abs(compiled._tanh(x) - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300)
+    assert np.all(
+        np.abs(compiled._elementwise("tanh", x) - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300
+    )
     y = np.exp(rng.uniform(-700, 700, size=200_000))
     y = np.concatenate(
         [y, 1 + rng.normal(size=1000) * 1e-9, [1.0, np.finfo(np.float64).tiny, 1e300]]
     )
     assert np.all(
-        np.abs(compiled._log(y) - np.log(y)) <= 4 * np.spacing(np.abs(np.log(y))) + 1e-300
+        np.abs(compiled._elementwise("log", y) - np.log(y))
+        <= 4 * np.spacing(np.abs(np.log(y))) + 1e-300
     )

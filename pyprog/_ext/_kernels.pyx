@@ -82,6 +82,23 @@ cdef extern from "_loops.h" nogil:
                             double* dfdy, double* dfdw)
 
 
+cdef extern from "_policy.h" nogil:
+    enum: PYPROG_ROWS
+    double pyprog_tanh(double x)
+    double pyprog_log(double x)
+    void pyprog_softmax_forward(
+        const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
+        const double* W1t, const double* b1, Py_ssize_t hd, const double* W, const double* b,
+        Py_ssize_t a, double* hidden, double* log_probs, double* probs, double* log_prob,
+        double* entropy, double* scratch)
+    void pyprog_softmax_backward(
+        const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
+        Py_ssize_t hd, const double* W, Py_ssize_t a, const double* hidden,
+        const double* log_probs, const double* probs, const double* entropy,
+        const double* coef_log_prob, const double* coef_entropy, double* gW1t, double* gb1,
+        double* gW, double* gb, double* scratch)
+
+
 cdef inline double _pdis_row(
     const double* log_pi,
     const double* log_beta,
@@ -110,15 +127,28 @@ cdef inline double _pdis_row(
     return acc
 
 
-def _exp(x):
-    """np.exp(x) for a 1-D array, by the vectorisable exp of the PDIS kernel (for tests)."""
+cdef enum Elementwise:
+    EXP = 0
+    TANH = 1
+    LOG = 2
+
+
+def _elementwise(str name, x):
+    """np.exp / np.tanh / np.log (``name``) of a 1-D array, by the kernels' vectorisable
+    functions (exposed for the accuracy tests)."""
+    cdef int which = {"exp": EXP, "tanh": TANH, "log": LOG}[name]
     cdef const double* xs = _input(x, "x", 1)
     cdef Py_ssize_t i, n = len(x)
     cdef cnp.ndarray out = _empty(n)
     cdef double* y = _data(out)
     with nogil:
         for i in range(n):
-            y[i] = pyprog_exp(xs[i])
+            if which == EXP:
+                y[i] = pyprog_exp(xs[i])
+            elif which == TANH:
+                y[i] = pyprog_tanh(xs[i])
+            else:
+                y[i] = pyprog_log(xs[i])
     return out
 
 
@@ -401,47 +431,6 @@ cdef tuple _rank_deficient(cnp.ndarray w_out, cnp.ndarray dfdy_out, cnp.ndarray 
     dfdy_out.fill(NAN)
     dfdw_out.fill(NAN)
     return NAN, w_out, dfdy_out, dfdw_out, RANK_DEFICIENT
-
-
-cdef extern from "_policy.h" nogil:
-    enum: PYPROG_ROWS
-    double pyprog_tanh(double x)
-    double pyprog_log(double x)
-    void pyprog_softmax_forward(
-        const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
-        const double* W1t, const double* b1, Py_ssize_t hd, const double* W, const double* b,
-        Py_ssize_t a, double* hidden, double* log_probs, double* probs, double* log_prob,
-        double* entropy, double* scratch)
-    void pyprog_softmax_backward(
-        const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
-        Py_ssize_t hd, const double* W, Py_ssize_t a, const double* hidden,
-        const double* log_probs, const double* probs, const double* entropy,
-        const double* coef_log_prob, const double* coef_entropy, double* gW1t, double* gb1,
-        double* gW, double* gb, double* scratch)
-
-
-def _tanh(x):
-    """np.tanh(x) for a 1-D array, by the vectorisable tanh of the policy kernels (for tests)."""
-    cdef const double* xs = _input(x, "x", 1)
-    cdef Py_ssize_t i, n = len(x)
-    cdef cnp.ndarray out = _empty(n)
-    cdef double* y = _data(out)
-    with nogil:
-        for i in range(n):
-            y[i] = pyprog_tanh(xs[i])
-    return out
-
-
-def _log(x):
-    """np.log(x) for a 1-D array of finite x > 0, by the vectorisable log (for tests)."""
-    cdef const double* xs = _input(x, "x", 1)
-    cdef Py_ssize_t i, n = len(x)
-    cdef cnp.ndarray out = _empty(n)
-    cdef double* y = _data(out)
-    with nogil:
-        for i in range(n):
-            y[i] = pyprog_log(xs[i])
-    return out
 
 
 cdef const cnp.int64_t* _actions(object a, Py_ssize_t m) except NULL:

@@ -13,7 +13,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike
 
-from pyprog._validation import check_int, check_speed
+from pyprog._validation import check_int, check_speed, reset_option
 from pyprog.envs import _diabetes_day as day
 from pyprog.envs.patient import STATUS_OK, IntegrationError, PatientLike, pack_patient
 from pyprog.envs.simglucose_data import pump_params, sensor_params
@@ -409,15 +409,8 @@ class NSDiabetes(gym.Env[np.ndarray, np.ndarray]):
         super().reset(seed=seed)
         if seed is not None and seed != self._day.seed:
             self._day = _Day(seed)
-        if options:
-            unknown = set(options) - {"episode"}
-            if unknown:
-                raise ValueError(
-                    f"NSDiabetes.reset accepts only options={{'episode': k}}; got {options!r}"
-                )
-            self._episode = check_int("options['episode']", options["episode"], 0)
-        else:
-            self._episode += 1
+        episode = reset_option(options, "episode", "NSDiabetes")
+        self._episode = self._episode + 1 if episode is None else episode
         self._alpha = self.alpha(self._episode)
         self._params = self.patient_params(self._episode)
         self._done = False

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pyprog._validation import check_action, check_int, check_speed
+from pyprog._validation import check_action, check_int, check_speed, reset_option
 
 __all__ = ["NSReacher"]
 
@@ -180,15 +180,8 @@ class NSReacher(gym.Env[np.ndarray, np.int64]):
             ``{"goal": centre (2,), "episode": k}``.
         """
         super().reset(seed=seed)
-        if options:
-            unknown = set(options) - {"episode"}
-            if unknown:
-                raise ValueError(
-                    f"NSReacher.reset accepts only options={{'episode': k}}; got {options!r}"
-                )
-            self._episode = check_int("options['episode']", options["episode"], 0)
-        else:
-            self._episode += 1
+        episode = reset_option(options, "episode", "NSReacher")
+        self._episode = self._episode + 1 if episode is None else episode
         self._goal = self.goal_center(self._episode)
         self._goal.flags.writeable = False  # shared by every info dict of the episode
         gx, gy = self._goal.tolist()

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pyprog._validation import check_action, check_int, check_speed
+from pyprog._validation import check_action, check_speed, reset_option
 
 __all__ = ["NSReco"]
 
@@ -179,13 +179,9 @@ class NSReco(gym.Env[np.ndarray, np.int64]):
             ``{"time": k}``, the time of the next step.
         """
         super().reset(seed=seed)
-        if options:
-            unknown = set(options) - {"time"}
-            if unknown:
-                raise ValueError(
-                    f"NSReco.reset accepts only options={{'time': k}}; got {options!r}"
-                )
-            self._time = check_int("options['time']", options["time"], 0)
+        time = reset_option(options, "time", "NSReco")
+        if time is not None:
+            self._time = time
         return self._obs.copy(), {"time": self._time}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

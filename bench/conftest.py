@@ -71,11 +71,12 @@ def pytest_terminal_summary(terminalreporter, config):
     tr.section("speed-ups (median baseline / median candidate)")
     tr.write_line(f"machine: {platform.machine()}, {platform.processor() or platform.platform()}")
     for r in rows:
-        verdict = (
-            ""
-            if r["target"] is None
-            else (" meets" if r["meets_target"] else " MISSES") + f" target {r['target']}x"
-        )
+        verdict = ""
+        if r["target"] is not None:
+            verdict = (" meets" if r["meets_target"] else " MISSES") + f" target {r['target']}x"
+        if r["target_seconds"] is not None:
+            verdict += " meets" if r["meets_target_seconds"] else " MISSES"
+            verdict += f" target < {r['target_seconds']:g} s"
         tr.write_line(
             f"{r['group']:<48} {r['baseline']:>12} {_fmt_time(r['baseline_median_s']):>10}  "
             f"{r['candidate']:>12} {_fmt_time(r['candidate_median_s']):>10}  "

@@ -104,7 +104,7 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
    the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
    a + hd doubles. */
 PYPROG_VECTOR_CLONES
-static void pyprog_softmax_backward(const double *restrict obs, const int64_t *restrict actions,
+static void pyprog_softmax_backward_any(const double *restrict obs, const int64_t *restrict actions,
                                     ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
                                     const double *restrict W, ptrdiff_t a,
                                     const double *restrict hidden,
@@ -145,6 +145,96 @@ static void pyprog_softmax_backward(const double *restrict obs, const int64_t *r
                 for (ptrdiff_t j = 0; j < hd; j++) gW1t[k * hd + j] += s[k] * dpre[j];
         }
     }
+}
+
+/* The same backward pass for sizes known at compile time: the gradient accumulators
+   (a x f and d x hd doubles) then live in registers across all the samples instead of
+   being read and written back for every sample, about 5x faster. Instantiated for the
+   paper's policies (NS-Reacher's MLPs, NS-Reco's linear policy); other sizes take
+   pyprog_softmax_backward_any. Same arithmetic per sample; the sums over samples are
+   accumulated in the same order, so results agree to rounding. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* For some sizes GCC's -O3 unrolls these small fixed loops completely and schedules the
+   vector code worse (2.5x slower at 16 hidden units, measured with GCC 12); those
+   instances are compiled at -O2 with the vectoriser, which keeps the loops. */
+#define PYPROG_O2 __attribute__((optimize("O2", "tree-vectorize", "no-trapping-math", "no-math-errno")))
+#else
+#define PYPROG_O2
+#endif
+#define PYPROG_O3
+
+#define PYPROG_BACKWARD_FIXED(NAME, A, HD, D, OPT)                                                   \
+    PYPROG_VECTOR_CLONES OPT                                                                    \
+    static void NAME(const double *restrict obs, const int64_t *restrict actions, ptrdiff_t m,  \
+                     const double *restrict W, const double *restrict hidden,                  \
+                     const double *restrict log_probs, const double *restrict probs,           \
+                     const double *restrict entropy, const double *restrict coef_log_prob,     \
+                     const double *restrict coef_entropy, double *restrict gW1t,               \
+                     double *restrict gb1, double *restrict gW, double *restrict gb) {         \
+        enum { F = (HD) > 0 ? (HD) : (D), H1 = (HD) > 0 ? (HD) : 1 };                            \
+        double aW[A][F] = {{0.0}}, ab[A] = {0.0}, aW1[D][H1] = {{0.0}}, ab1[H1] = {0.0};        \
+        for (ptrdiff_t i = 0; i < m; i++) {                                                     \
+            double cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];                \
+            const double *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
+            const double *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
+            for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
+            dz[actions[i]] += cl;                                                               \
+            for (int c = 0; c < (A); c++) {                                                     \
+                ab[c] += dz[c];                                                                 \
+                for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                           \
+            }                                                                                   \
+            if ((HD) > 0) {                                                                     \
+                for (int j = 0; j < H1; j++) {                                                  \
+                    double t = 0.0;                                                             \
+                    for (int c = 0; c < (A); c++) t += dz[c] * W[c * H1 + j];                   \
+                    dpre[j] = t * (1.0 - x[j] * x[j]);                                          \
+                    ab1[j] += dpre[j];                                                          \
+                }                                                                               \
+                for (int k = 0; k < (D); k++)                                                   \
+                    for (int j = 0; j < H1; j++) aW1[k][j] += s[k] * dpre[j];                   \
+            }                                                                                   \
+        }                                                                                       \
+        for (int c = 0; c < (A); c++) {                                                         \
+            gb[c] += ab[c];                                                                     \
+            for (int j = 0; j < F; j++) gW[c * F + j] += aW[c][j];                              \
+        }                                                                                       \
+        if ((HD) > 0) {                                                                         \
+            for (int k = 0; k < (D); k++)                                                       \
+                for (int j = 0; j < H1; j++) gW1t[k * H1 + j] += aW1[k][j];                     \
+            for (int j = 0; j < H1; j++) gb1[j] += ab1[j];                                      \
+        }                                                                                       \
+    }
+
+PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_16_2, 4, 16, 2, PYPROG_O2)
+PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_32_2, 4, 32, 2, PYPROG_O3)
+PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_64_2, 4, 64, 2, PYPROG_O3)
+PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_5_0_1, 5, 0, 1, PYPROG_O3)
+
+/* Backward pass, dispatched on (a, hd, d) to a fixed-size instance when there is one. */
+static void pyprog_softmax_backward(const double *restrict obs, const int64_t *restrict actions,
+                                    ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
+                                    const double *restrict W, ptrdiff_t a,
+                                    const double *restrict hidden,
+                                    const double *restrict log_probs,
+                                    const double *restrict probs,
+                                    const double *restrict entropy,
+                                    const double *restrict coef_log_prob,
+                                    const double *restrict coef_entropy,
+                                    double *restrict gW1t, double *restrict gb1,
+                                    double *restrict gW, double *restrict gb,
+                                    double *restrict scratch) {
+#define PYPROG_FIXED_CALL(NAME) \
+    NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy, \
+         gW1t, gb1, gW, gb)
+    if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_16_2);
+    else if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_32_2);
+    else if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_64_2);
+    else if (a == 5 && d == 1 && hd == 0) PYPROG_FIXED_CALL(pyprog_softmax_backward_5_0_1);
+    else
+        pyprog_softmax_backward_any(obs, actions, m, d, hd, W, a, hidden, log_probs, probs,
+                                    entropy, coef_log_prob, coef_entropy, gW1t, gb1, gW, gb,
+                                    scratch);
+#undef PYPROG_FIXED_CALL
 }
 
 #endif /* PYPROG_POLICY_H */

@@ -132,16 +132,21 @@ class Learner:
                     self._finish()
                     return False
                 break
+            if not np.isfinite(grad).all():
+                raise self._non_finite("gradient", step)
             self.optimizer.step(np.negative(grad, out=grad))  # optimisers minimise
             if not np.isfinite(self.policy.theta).all():
-                raise NonFiniteParametersError(
-                    f"{self.name}: the policy's parameters became non-finite at episode "
-                    f"{self.episodes} (update {self.updates + 1}, inner step {step + 1}); "
-                    f"hyper-parameters: {self.hyper.to_dict()}"
-                )
+                raise self._non_finite("policy's parameters", step)
         self.updates += 1
         self._finish()
         return True
+
+    def _non_finite(self, what: str, step: int) -> NonFiniteParametersError:
+        return NonFiniteParametersError(
+            f"{self.name}: the {what} became non-finite at episode {self.episodes} "
+            f"(update {self.updates + 1}, inner step {step + 1}); "
+            f"hyper-parameters: {self.hyper.to_dict()}"
+        )
 
     def gradient(self) -> np.ndarray | None:
         """∇θ of the objective + λ_H · entropy on the buffer at the current θ, shape (P,).

@@ -172,3 +172,17 @@ def test_every_learner_learns_a_stationary_bandit(name):
         learner.end_episode()
     probs = np.exp(policy.evaluate(np.ones((1, 1)), [1]).log_prob)
     assert probs[0] > 0.7
+
+
+def test_non_finite_gradient_raises_before_the_step(monkeypatch):
+    rng = np.random.default_rng(12)
+    learner = FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.1, delta=1, inner_steps=2), horizon=1)
+    theta = learner.policy.theta.copy()
+    monkeypatch.setattr(
+        FTRLPG, "_coefficients", lambda self, log_pi, *a: np.full_like(log_pi, np.inf)
+    )
+    a, lp = learner.act(np.ones(1), rng)
+    learner.observe(np.ones(1), a, lp, 1.0)
+    with pytest.raises(NonFiniteParametersError, match="ftrl-pg: the gradient became non-finite"):
+        learner.end_episode()
+    np.testing.assert_array_equal(learner.policy.theta, theta)

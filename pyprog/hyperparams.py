@@ -59,9 +59,9 @@ def _number(name: str, value: Any, low: float, low_ok: bool, high: float = math.
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
     ok = ok and (value >= low if low_ok else value > low) and value <= high
     if not ok:
-        bound = f">= {low}" if low_ok else f"> {low}"
+        bound = f">= {low:g}" if low_ok else f"> {low:g}"
         if high != math.inf:
-            bound += f" and <= {high}"
+            bound += f" and <= {high:g}"
         raise ValueError(f"{name} must be a number {bound}; got {value!r}")
     return float(value)
 

@@ -78,7 +78,7 @@ class TestBadInput:
             ({"d": 0}, "d must be an integer >= 1"),
             ({"hidden": 0}, "hidden must be an integer >= 1"),
             ({"gauss_std": 0.0}, "gauss_std must be a number > 0"),
-            ({"gamma": 1.5}, r"gamma must be a number >= 0.0 and <= 1.0"),
+            ({"gamma": 1.5}, r"gamma must be a number >= 0 and <= 1"),
             ({"basis": "wavelet"}, "unknown basis 'wavelet'; valid: fourier, poly, linear"),
             ({"optimizer": "lbfgs"}, "unknown optimizer 'lbfgs'; valid: rmsprop, adam, sgd"),
             ({"inner_steps": 0}, "inner_steps must be an integer >= 1"),

@@ -1,0 +1,33 @@
+"""The examples in the docstrings run and print what they say."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "pyprog",
+    "pyprog._backend",
+    "pyprog.agents",
+    "pyprog.bases",
+    "pyprog.buffer",
+    "pyprog.estimators",
+    "pyprog.experiment",
+    "pyprog.grid",
+    "pyprog.hyperparams",
+    "pyprog.optim",
+    "pyprog.parallel",
+    "pyprog.plots",
+    "pyprog.policies",
+    "pyprog.store",
+    "pyprog.sweep",
+    "pyprog.envs.patient",
+    "pyprog.envs.diabetes",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0

@@ -137,6 +137,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     speeds = grid.parse_range(args.speed, "--speed")
     seeds = grid.parse_seeds(args.seeds)
     _check_counts(args)
+    _say_if_compiling(envs)
     rows = grid.run_grid(
         envs,
         algos,

@@ -354,15 +354,20 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def _figures(out: Path, plan: Plan, envs, runs, basis_of, table, ablation, zeta) -> list[str]:
+    import matplotlib.pyplot as plt
+
     from pyprog import plots
 
     made = []
+
+    def draw(plot, name, *args, **kwargs):
+        plt.close(plot(*args, path=out / name, **kwargs))  # one figure open at a time
+        made.append(name)
+
     titles = {"reco": "NS-Reco", "reacher": "NS-Reacher", "diabetes": "NS-Diabetes"}
     for env in envs:
         rows = [r for r in table if r["env"] == env]
-        name = f"fig3_{env}_regret_vs_speed.png"
-        plots.plot_regret_vs_speed(rows, title=titles[env], path=out / name)
-        made.append(name)
+        draw(plots.plot_regret_vs_speed, f"fig3_{env}_regret_vs_speed.png", rows, title=titles[env])
         for speed in plan.speeds[env]:
             returns = {
                 algo: np.stack(
@@ -378,36 +383,37 @@ def _figures(out: Path, plan: Plan, envs, runs, basis_of, table, ablation, zeta)
                 optimal = runs[
                     (env, ALGOS[0], float(speed), basis_of[(env, ALGOS[0], speed)], 0)
                 ].optimal
-            name = f"curves_{env}_speed{speed}.png"
-            window = max(5, plan.episodes[env] // 20)
-            plots.plot_learning_curves(
+            draw(
+                plots.plot_learning_curves,
+                f"curves_{env}_speed{speed}.png",
                 returns,
                 title=f"{titles[env]}, speed {speed}",
-                window=window,
+                window=max(5, plan.episodes[env] // 20),
                 optimal=optimal,
-                path=out / name,
             )
-            made.append(name)
-    plots.plot_zeta(zeta, path=out / "fig4_zeta.png")
-    made.append("fig4_zeta.png")
+    draw(plots.plot_zeta, "fig4_zeta.png", zeta)
     if ablation:
-        plots.plot_basis_ablation(ablation, path=out / "ablation_basis.png")
-        made.append("ablation_basis.png")
+        draw(plots.plot_basis_ablation, "ablation_basis.png", ablation)
     if "reco" in envs:
         from pyprog.envs.reco import NSReco
 
         k = np.arange(plan.episodes["reco"])
         curves = {s: NSReco(speed=s).expected_rewards(k) for s in plan.speeds["reco"]}
-        plots.plot_item_rewards(curves, path=out / "reco_items.png")
-        made.append("reco_items.png")
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+        draw(plots.plot_item_rewards, "reco_items.png", curves)
     return made
 
 
 def _summary(
-    path: Path, plan: Plan, envs, table, ablation, claim_list, figures, settings_from, seconds
+    path: Path,
+    plan: Plan,
+    envs,
+    table,
+    ablation,
+    claim_list,
+    figures,
+    settings_from,
+    seconds,
+    report,
 ) -> None:
     verdict = {True: "**held**", False: "**did not hold**", None: "not run"}
     lines = [
@@ -415,7 +421,9 @@ def _summary(
         "",
         "Chandak et al., ICML 2020, §9 and appendix E, re-run by pyprog. "
         f"Settings: {settings_from}. "
-        f"Wall time {seconds / 60:.1f} min.",
+        f"This invocation: {seconds / 60:.1f} min wall time, {report['ran']} runs computed, "
+        f"{report['already_stored']} reused from the store; all {report['total']} runs "
+        f"together took {report['run_hours']:.1f} hours of one core.",
         "",
         "| environment | speeds | seeds | episodes |",
         "|---|---|---|---|",
@@ -509,11 +517,12 @@ def reproduce(
     store_path = Path(store) if store is not None else out / "runs.sqlite"
     tasks = plan_tasks(plan, envs, store_best)
     all_tasks = tasks["main"] + tasks["ablation"]
-    run_sweep(
+    report = run_sweep(
         all_tasks, str(store_path), name=f"reproduce-{plan.name}", jobs=jobs, progress=progress
     )
     with ResultStore(store_path, readonly=True) as db:
         runs = _load(db, all_tasks)
+    report["run_hours"] = sum(r.seconds for r in runs.values()) / 3600
     basis_of = {(t.env, t.algo, int(t.speed)): t.hyper.basis for t in tasks["main"]}
     table = regret_tables(plan, envs, runs, basis_of)
     ablation = ablation_table(plan, runs) if "reco" in envs else []
@@ -524,7 +533,16 @@ def reproduce(
     _write_csv(out / "ablation.csv", ablation)
     seconds = time.perf_counter() - start
     _summary(
-        out / "summary.md", plan, envs, table, ablation, claim_list, figures, settings_from, seconds
+        out / "summary.md",
+        plan,
+        envs,
+        table,
+        ablation,
+        claim_list,
+        figures,
+        settings_from,
+        seconds,
+        report,
     )
     return {
         "claims": claim_list,

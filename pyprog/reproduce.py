@@ -211,40 +211,43 @@ def _fmt(row: dict | None) -> str:
     return "n/a" if row is None else f"{row['mean']:.4g} ± {row['se']:.2g}"
 
 
+def _check(cases, label, cells_of, ok_of) -> dict:
+    """``held`` and ``evidence`` of a claim checked case by case (None if no case ran)."""
+    lines, checked, failed = [], 0, 0
+    for case in cases:
+        cells = cells_of(case)
+        if not all(cells.values()):
+            continue
+        checked += 1
+        ok = ok_of(cells)
+        failed += not ok
+        numbers = ", ".join(f"{name} {_fmt(cell)}" for name, cell in cells.items())
+        lines.append(f"{label(case)}: {numbers} {'✓' if ok else '✗'}")
+    return {"held": None if not checked else failed == 0, "evidence": lines}
+
+
 def claims(table: list[dict], ablation: list[dict], zeta: dict[str, np.ndarray]) -> list[dict]:
     """The paper's claims, each with ``held`` (True / False / None = not run) and evidence."""
-    out = []
 
-    def pro_beats_baselines(env: str, speeds, metric: str) -> dict:
-        checked, failed, lines = 0, [], []
-        for speed in speeds:
-            cells = {a: _cell(table, env=env, algo=a, speed=speed) for a in ALGOS}
-            if any(c is None for c in cells.values()):
-                continue
-            checked += 1
-            worst_pro = max(cells[a]["mean"] for a in PRO)
-            best_base = min(cells[a]["mean"] for a in BASELINES)
-            ok = worst_pro < best_base
-            if not ok:
-                failed.append(speed)
-            lines.append(
-                f"speed {speed}: "
-                + ", ".join(f"{a} {_fmt(cells[a])}" for a in ALGOS)
-                + (" ✓" if ok else " ✗")
-            )
-        held = None if checked == 0 else not failed
-        return dict(held=held, evidence=lines)
+    def algos_at(env):
+        return lambda speed: {a: _cell(table, env=env, algo=a, speed=speed) for a in ALGOS}
 
-    c = pro_beats_baselines("reco", (3, 4), "regret")
-    out.append(
-        dict(
-            claim=CLAIMS["reco_fast"],
-            **c,
-        )
-    )
+    def pro_beats_baselines(cells) -> bool:
+        return max(cells[a]["mean"] for a in PRO) < min(cells[a]["mean"] for a in BASELINES)
 
+    def speed_label(speed) -> str:
+        return f"speed {speed}"
+
+    out = [
+        {
+            "claim": CLAIMS["reco_fast"],
+            **_check((3, 4), speed_label, algos_at("reco"), pro_beats_baselines),
+        }
+    ]
+
+    # speed 0: how many standard errors of the difference each learner is above the best
     lines, held = [], None
-    cells = {a: _cell(table, env="reco", algo=a, speed=0) for a in ALGOS}
+    cells = algos_at("reco")(0)
     if all(cells.values()):
         best = min(cells.values(), key=lambda r: r["mean"])
         gaps = {
@@ -256,41 +259,24 @@ def claims(table: list[dict], ablation: list[dict], zeta: dict[str, np.ndarray])
         lines = [
             f"{a}: {_fmt(cells[a])} ({gaps[a]:.1f} standard errors above the best)" for a in ALGOS
         ]
-    out.append(
-        dict(
-            claim=CLAIMS["reco_stationary"],
-            held=held,
-            evidence=lines,
-        )
-    )
+    out.append({"claim": CLAIMS["reco_stationary"], "held": held, "evidence": lines})
 
-    c = pro_beats_baselines("reacher", (2, 3, 4), "surrogate regret")
     out.append(
-        dict(
-            claim=CLAIMS["reacher"],
-            **c,
-        )
+        {
+            "claim": CLAIMS["reacher"],
+            **_check((2, 3, 4), speed_label, algos_at("reacher"), pro_beats_baselines),
+        }
     )
-
-    lines, failed, checked = [], [], 0
-    for speed in range(5):
-        cells = {a: _cell(table, env="diabetes", algo=a, speed=speed) for a in ALGOS}
-        if not all(cells.values()):
-            continue
-        checked += 1
-        ok = min(cells, key=lambda a: cells[a]["mean"]) == "pro-wls"
-        failed += [] if ok else [speed]
-        lines.append(
-            f"speed {speed}: "
-            + ", ".join(f"{a} {_fmt(cells[a])}" for a in ALGOS)
-            + (" ✓" if ok else " ✗")
-        )
     out.append(
-        dict(
-            claim=CLAIMS["diabetes"],
-            held=None if not checked else not failed,
-            evidence=lines,
-        )
+        {
+            "claim": CLAIMS["diabetes"],
+            **_check(
+                range(5),
+                speed_label,
+                algos_at("diabetes"),
+                lambda cells: min(cells, key=lambda a: cells[a]["mean"]) == "pro-wls",
+            ),
+        }
     )
 
     sums = {k: float(v.sum()) for k, v in zeta.items()}
@@ -300,34 +286,24 @@ def claims(table: list[dict], ablation: list[dict], zeta: dict[str, np.ndarray])
         and negative["identity"] > 0
         and negative["Fourier"] > 0
     )
-    out.append(
-        dict(
-            claim=CLAIMS["zeta"],
-            held=held,
-            evidence=[f"{k}: Σζ = {sums[k]:.12f}, {negative[k]} negative weights" for k in zeta],
-        )
-    )
+    evidence = [f"{k}: Σζ = {sums[k]:.12f}, {negative[k]} negative weights" for k in zeta]
+    out.append({"claim": CLAIMS["zeta"], "held": held, "evidence": evidence})
 
-    lines, checked, failed = [], 0, []
-    for algo in PRO:
-        for speed in sorted({r["speed"] for r in ablation if r["speed"] >= 2}):
-            cells = {b: _cell(ablation, algo=algo, basis=b, speed=speed) for b in BASES}
-            if not all(cells.values()):
-                continue
-            checked += 1
-            ok = max(cells["fourier"]["mean"], cells["poly"]["mean"]) < cells["linear"]["mean"]
-            failed += [] if ok else [(algo, speed)]
-            lines.append(
-                f"{algo}, speed {speed}: "
-                + ", ".join(f"{b} {_fmt(cells[b])}" for b in BASES)
-                + (" ✓" if ok else " ✗")
-            )
+    cases = [(a, s) for a in PRO for s in sorted({r["speed"] for r in ablation if r["speed"] >= 2})]
     out.append(
-        dict(
-            claim=CLAIMS["ablation"],
-            held=None if not checked else not failed,
-            evidence=lines,
-        )
+        {
+            "claim": CLAIMS["ablation"],
+            **_check(
+                cases,
+                lambda case: f"{case[0]}, speed {case[1]}",
+                lambda case: {
+                    b: _cell(ablation, algo=case[0], basis=b, speed=case[1]) for b in BASES
+                },
+                lambda cells: (
+                    max(cells["fourier"]["mean"], cells["poly"]["mean"]) < cells["linear"]["mean"]
+                ),
+            ),
+        }
     )
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -162,6 +163,28 @@ def _check_writable(out: Path) -> None:
         raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
 
 
+def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
+    """A folder holds one grid: the same episodes and hyper-parameters on every resume.
+
+    ``grid.json`` records them on the first run; resuming with others is an error (the
+    finished rows would not be comparable), so use another ``--out``.
+    """
+    setting = {
+        "episodes": episodes,
+        "hyper": hyper if isinstance(hyper, (str, dict)) else hyper.to_dict(),
+    }
+    path = out / "grid.json"
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if stored != json.loads(json.dumps(setting)):
+            raise ValueError(
+                f"{out} holds a grid run with {stored}; this command asks for {setting}: "
+                "use another --out"
+            )
+    elif not (out / "results.csv").exists():
+        path.write_text(json.dumps(setting, indent=1) + "\n")
+
+
 def run_grid(
     envs: Sequence[str],
     algos: Sequence[str],
@@ -201,8 +224,14 @@ def run_grid(
         raise ValueError("speeds is empty")
     if not seeds:
         raise ValueError("seeds is empty")
+    # validate the settings here, before anything is written or any worker starts
+    for e in envs:
+        for a in algos:
+            for s in speeds:
+                _resolve_hyper(e, a, s, hyper)
     out = Path(out)
     _check_writable(out)
+    _check_manifest(out, episodes, hyper)
     done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
     tasks = [
         Task(e, a, float(s), int(k), episodes, hyper)
@@ -212,9 +241,6 @@ def run_grid(
         for k in seeds
         if (e, a, float(s), int(k)) not in done
     ]
-    # validate the settings here, before any worker starts
-    for task in {(t.env, t.algo, t.speed): t for t in tasks}.values():
-        _resolve_hyper(task.env, task.algo, task.speed, task.hyper)
     path = out / "results.csv"
     new_file = not path.exists() or path.stat().st_size == 0
     total = len(tasks)

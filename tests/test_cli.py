@@ -151,3 +151,12 @@ def test_ctrl_c_keeps_finished_rows_complete_and_resumes(tmp_path):
 def test_console_script_is_installed():
     done = subprocess.run(["pyprog", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and __version__ in done.stdout
+
+
+def test_a_folder_holds_one_grid(tmp_path, capsys):
+    base = ["run", "--env", "reco", "--algo", "onpg", "--speed", "1", "--seeds", "1"]
+    base += ["--out", str(tmp_path), "--jobs", "1", "--quiet"]
+    assert main([*base, "--episodes", "10"]) == 0
+    assert main([*base, "--episodes", "20"]) == 2
+    assert "holds a grid run with" in capsys.readouterr().err
+    assert len(read_results(tmp_path)) == 1

@@ -522,7 +522,7 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     cdef double* log_prob_p = _data(log_prob_out)
     cdef double* entropy_p = _data(entropy_out)
     # W1 transposed, so that the hidden layer runs over units; then the softmax scratch
-    cdef double* w1t = <double*>malloc((d * hd + (a + 3) * PYPROG_ROWS) * sizeof(double))
+    cdef double* w1t = <double*>malloc((d * hd + (2 * a + 4) * PYPROG_ROWS) * sizeof(double))
     if w1t == NULL:
         raise MemoryError()
     with nogil:

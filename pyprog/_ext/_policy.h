@@ -24,10 +24,32 @@
 #define PYPROG_ROWS 64
 
 /* tanh(x), branch-free: odd Taylor polynomial for |x| < 1/16 (relative error < 1e-16),
-   (1 − e^{−2|x|}) / (1 + e^{−2|x|}) elsewhere (a few ulp) */
+   (1 − e) / (1 + e) with e = exp(−2|x|) elsewhere (a few ulp). Above |x| = 19, tanh is ±1
+   in double precision, so e is computed on [−38, 0] only: one power of two, no clamps. */
 static inline double pyprog_tanh(double x) {
+    const double log2e = 1.4426950408889634074;
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double shifter = 6755399441055744.0;
     double ax = fabs(x);
-    double e = pyprog_exp(-2.0 * ax);
+    double y = -2.0 * (ax < 19.0 ? ax : 19.0);
+    /* e = 2^k exp(r), as in pyprog_exp */
+    double k = (y * log2e + shifter) - shifter;
+    double r = (y - k * ln2_hi) - k * ln2_lo;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    double e = p * pyprog_pow2(k);
     double big = (1.0 - e) / (1.0 + e);
     double x2 = x * x;
     double small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0
@@ -36,11 +58,52 @@ static inline double pyprog_tanh(double x) {
     return x < 0.0 ? -t : t;
 }
 
+/* The softmax of a block of n <= PYPROG_ROWS samples whose logits zc are stored column by
+   column (zc[c * PYPROG_ROWS + i]), vectorised across the samples:
+   log π = z − lse, lse = top + log Σ_c exp(z_c − top); π = exp(z − top) / Σ; H = −Σ π log π.
+   ec, top, total, inv, ent are scratch; outputs are row-major, for samples 0..n−1. */
+static inline void pyprog_softmax_block(double *restrict zc, double *restrict ec,
+                                        double *restrict top, double *restrict total,
+                                        double *restrict inv, double *restrict ent, ptrdiff_t n,
+                                        ptrdiff_t a, const int64_t *restrict actions,
+                                        double *restrict log_probs, double *restrict probs,
+                                        double *restrict log_prob, double *restrict entropy) {
+    const ptrdiff_t B = PYPROG_ROWS;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        top[i] = zc[i];
+        total[i] = 0.0;
+        ent[i] = 0.0;
+    }
+    for (ptrdiff_t c = 1; c < a; c++)
+        for (ptrdiff_t i = 0; i < n; i++) top[i] = zc[c * B + i] > top[i] ? zc[c * B + i] : top[i];
+    for (ptrdiff_t c = 0; c < a; c++)
+        for (ptrdiff_t i = 0; i < n; i++) {
+            ec[c * B + i] = pyprog_exp(zc[c * B + i] - top[i]);
+            total[i] += ec[c * B + i];
+        }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        inv[i] = 1.0 / total[i];
+        top[i] += pyprog_log(total[i]); /* top is now lse */
+    }
+    for (ptrdiff_t c = 0; c < a; c++)
+        for (ptrdiff_t i = 0; i < n; i++) {
+            double lp = zc[c * B + i] - top[i];
+            double p = ec[c * B + i] * inv[i];
+            ent[i] -= p * lp;
+            log_probs[i * a + c] = lp;
+            probs[i * a + c] = p;
+        }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        log_prob[i] = log_probs[i * a + actions[i]];
+        entropy[i] = ent[i];
+    }
+}
+
 /* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
    computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
    logit is a dot product over contiguous memory. hidden (m x hd) receives
    tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
-   a * PYPROG_ROWS + 3 * PYPROG_ROWS doubles. */
+   (2 a + 4) * PYPROG_ROWS doubles. */
 PYPROG_VECTOR_CLONES
 static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
                                    ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
@@ -53,9 +116,11 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
     const ptrdiff_t B = PYPROG_ROWS;
     ptrdiff_t f = hd > 0 ? hd : d;
     double *zc = scratch;               /* a x B: the block's logits, column by column */
-    double *top = scratch + a * B;      /* B */
+    double *ec = zc + a * B;            /* a x B: exp(z − top) */
+    double *top = ec + a * B;           /* B */
     double *total = top + B;            /* B */
-    double *ent = total + B;            /* B */
+    double *inv = total + B;            /* B: 1 / total */
+    double *ent = inv + B;              /* B */
     for (ptrdiff_t start = 0; start < m; start += B) {
         ptrdiff_t n = m - start < B ? m - start : B;
         for (ptrdiff_t i = 0; i < n; i++) {
@@ -73,30 +138,9 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
             /* z = W x + b */
             for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + pyprog_dot(x, W + c * f, f);
         }
-        /* log π = z − lse,  lse = top + log Σ_c exp(z_c − top);  H = −Σ_c π_c log π_c */
-        for (ptrdiff_t i = 0; i < n; i++) {
-            top[i] = zc[i];
-            total[i] = 0.0;
-            ent[i] = 0.0;
-        }
-        for (ptrdiff_t c = 1; c < a; c++)
-            for (ptrdiff_t i = 0; i < n; i++) top[i] = zc[c * B + i] > top[i] ? zc[c * B + i] : top[i];
-        for (ptrdiff_t c = 0; c < a; c++)
-            for (ptrdiff_t i = 0; i < n; i++) total[i] += pyprog_exp(zc[c * B + i] - top[i]);
-        for (ptrdiff_t i = 0; i < n; i++) top[i] += pyprog_log(total[i]); /* top is now lse */
-        for (ptrdiff_t c = 0; c < a; c++)
-            for (ptrdiff_t i = 0; i < n; i++) {
-                double lp = zc[c * B + i] - top[i];
-                double p = pyprog_exp(lp);
-                zc[c * B + i] = lp;
-                ent[i] -= p * lp;
-                log_probs[(start + i) * a + c] = lp;
-                probs[(start + i) * a + c] = p;
-            }
-        for (ptrdiff_t i = 0; i < n; i++) {
-            log_prob[start + i] = log_probs[(start + i) * a + actions[start + i]];
-            entropy[start + i] = ent[i];
-        }
+        pyprog_softmax_block(zc, ec, top, total, inv, ent, n, a, actions + start,
+                             log_probs + start * a, probs + start * a, log_prob + start,
+                             entropy + start);
     }
 }
 

@@ -10,7 +10,6 @@ episodes, actions and seeds is marked ``slow``.
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import math
 import warnings
 from datetime import datetime, timedelta
@@ -19,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from simglucose_oracle import simglucose_classes
 
 import pyprog  # noqa: F401  (importing pyprog registers the environments)
 from pyprog.envs import _diabetes_day as day_module
@@ -43,42 +43,9 @@ BOX_ADVICE = "we recommend using a symmetric and normalized space"
 # --------------------------------------------------------------------------------------------
 # The oracle: simglucose's classes and SPEC §5's loop
 # --------------------------------------------------------------------------------------------
-def _import_simglucose():
-    if importlib.util.find_spec("simglucose") is None:
-        pytest.skip('simglucose (the oracle) is not installed: pip install "pyprog[test]"')
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pkg_resources' deprecation notice from gym
-            from simglucose.actuator.pump import InsulinPump
-            from simglucose.analysis.risk import risk_index
-            from simglucose.controller.base import Action
-            from simglucose.patient.t1dpatient import T1DPatient
-            from simglucose.sensor.cgm import CGMSensor
-            from simglucose.sensor.noise_gen import CGMNoise
-            from simglucose.simulation.env import T1DSimEnv
-            from simglucose.simulation.scenario_gen import RandomScenario
-    except ModuleNotFoundError as exc:
-        if exc.name == "pkg_resources":
-            pytest.fail(
-                "simglucose is installed but cannot be imported: its `gym` dependency needs "
-                'pkg_resources; pip install "setuptools<81" (pinned in pyprog[test])'
-            )
-        raise
-    return {
-        "Action": Action,
-        "CGMNoise": CGMNoise,
-        "CGMSensor": CGMSensor,
-        "InsulinPump": InsulinPump,
-        "RandomScenario": RandomScenario,
-        "T1DPatient": T1DPatient,
-        "T1DSimEnv": T1DSimEnv,
-        "risk_index": risk_index,
-    }
-
-
 def interpolated_row(alpha: float):
     """``alpha * row(A) + (1 - alpha) * row(B)`` over every numeric column (a pandas Series)."""
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     a = sg["T1DPatient"].withName(PATIENT_A)._params
     b = sg["T1DPatient"].withName(PATIENT_B)._params
     row = a.copy()
@@ -90,7 +57,7 @@ def interpolated_row(alpha: float):
 
 def oracle_day(alpha: float, cr: float, cf: float, seed: int) -> dict:
     """SPEC §5's loop, verbatim, on the interpolated patient; the score and the histories."""
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     risk_index, action_cls = sg["risk_index"], sg["Action"]
     patient = sg["T1DPatient"](interpolated_row(alpha))
     env = sg["T1DSimEnv"](
@@ -187,7 +154,7 @@ def test_episodes_match_simglucose_oracle_sweep(speed, episode, action, seed):
 @pytest.mark.parametrize("seed", [0, 1, 2, 7, 42, 12345, 2**32 - 1])
 def test_meals_are_random_scenarios_meals(seed):
     """Minute by minute, ``get_action`` of a freshly reset RandomScenario (midnight first)."""
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     scenario = sg["RandomScenario"](start_time=MIDNIGHT, seed=seed)
     scenario.reset()
     expected = np.array(
@@ -211,7 +178,7 @@ def test_meals_are_the_second_scenario_of_the_seed():
 
 @pytest.mark.parametrize("seed", [0, 3, 99, 2**31 + 5])
 def test_cgm_noise_is_simglucoses_sequence(seed):
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     sensor = sensor_params("Dexcom")
     generator = sg["CGMNoise"](sg["CGMSensor"].withName("Dexcom")._params, seed=seed)
     expected = np.array([next(generator) for _ in range(482)])
@@ -219,7 +186,7 @@ def test_cgm_noise_is_simglucoses_sequence(seed):
 
 
 def test_pump_rounds_and_clips_like_insulin_pump():
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     pump = sg["InsulinPump"].withName("Insulet")
     packed = day_module.pack_pump(pump_params("Insulet"))
     rng = np.random.default_rng(0)
@@ -233,7 +200,7 @@ def test_pump_rounds_and_clips_like_insulin_pump():
 
 
 def test_risk_is_risk_index():
-    sg = _import_simglucose()
+    sg = simglucose_classes()
     for bg in np.concatenate([[39.0, 112.5, 112.517, 600.0], np.linspace(39, 600, 101)]):
         expected = sg["risk_index"]([bg], 1)[2]
         assert day_module.risk(bg) == pytest.approx(expected, rel=1e-12, abs=1e-12)

@@ -5,11 +5,11 @@ four patients (adolescent, adult, child) and caches the oracle traces for the se
 broader sweep over all 30 patients is marked ``slow``.
 """
 
-import importlib.util
 import warnings
 
 import numpy as np
 import pytest
+from simglucose_oracle import simglucose_classes
 
 from pyprog.envs import simglucose_data
 from pyprog.envs.patient import (
@@ -75,20 +75,8 @@ def random_day(name, seed, n_minutes=N_MINUTES):
 # The oracle
 # --------------------------------------------------------------------------------------------
 def _import_t1dpatient():
-    if importlib.util.find_spec("simglucose") is None:
-        pytest.skip('simglucose (the oracle) is not installed: pip install "pyprog[test]"')
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pkg_resources' deprecation notice from gym
-            from simglucose.patient.t1dpatient import Action, T1DPatient
-    except ModuleNotFoundError as exc:
-        if exc.name == "pkg_resources":
-            pytest.fail(
-                "simglucose is installed but cannot be imported: its `gym` dependency needs "
-                'pkg_resources; pip install "setuptools<81" (pinned in pyprog[test])'
-            )
-        raise
-    return T1DPatient, Action
+    sg = simglucose_classes()
+    return sg["T1DPatient"], sg["PatientAction"]
 
 
 def run_simglucose(patient, cho, insulin):

@@ -57,20 +57,16 @@ static inline double pyprog_pow2(double k) {
     return pyprog_bits_to_double(biased << 52);
 }
 
-static inline double pyprog_exp(double x) {
+/* exp(y) for y in [-746, 710] without clamping: y = k ln 2 + r (Cody-Waite, |r| <= ln2/2),
+   exp(r) by its degree-13 Taylor polynomial (Horner); returns exp(r) and sets *k. */
+static inline double pyprog_exp_reduced(double y, double *k) {
     const double log2e = 1.4426950408889634074;
     const double ln2_hi = 6.93147180369123816490e-01; /* ln 2 with 32 trailing zero bits */
     const double ln2_lo = 1.90821492927058770002e-10; /* ln 2 - ln2_hi */
     const double shifter = 6755399441055744.0;
-    double k, r, p, k1;
-    /* outside [-746, 710] exp is 0 or inf in double precision; clamping keeps k in range */
-    x = x < -746.0 ? -746.0 : x;
-    x = x > 710.0 ? 710.0 : x;
-    /* k = round(x / ln 2),  r = x - k ln 2 */
-    k = (x * log2e + shifter) - shifter;
-    r = (x - k * ln2_hi) - k * ln2_lo;
-    /* exp(r) = sum_{n <= 13} r**n / n!  (Horner) */
-    p = 1.0 / 6227020800.0;
+    double kk = (y * log2e + shifter) - shifter; /* round(y / ln 2) */
+    double r = (y - kk * ln2_hi) - kk * ln2_lo;
+    double p = 1.0 / 6227020800.0;
     p = p * r + 1.0 / 479001600.0;
     p = p * r + 1.0 / 39916800.0;
     p = p * r + 1.0 / 3628800.0;
@@ -84,6 +80,17 @@ static inline double pyprog_exp(double x) {
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
+    *k = kk;
+    return p;
+}
+
+static inline double pyprog_exp(double x) {
+    const double shifter = 6755399441055744.0;
+    double k, k1, p;
+    /* outside [-746, 710] exp is 0 or inf in double precision; clamping keeps k in range */
+    x = x < -746.0 ? -746.0 : x;
+    x = x > 710.0 ? 710.0 : x;
+    p = pyprog_exp_reduced(x, &k);
     /* 2**k as two factors, so that subnormal results and overflow round correctly */
     k1 = (k * 0.5 + shifter) - shifter;
     return p * pyprog_pow2(k1) * pyprog_pow2(k - k1);

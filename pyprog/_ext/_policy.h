@@ -27,28 +27,9 @@
    (1 − e) / (1 + e) with e = exp(−2|x|) elsewhere (a few ulp). Above |x| = 19, tanh is ±1
    in double precision, so e is computed on [−38, 0] only: one power of two, no clamps. */
 static inline double pyprog_tanh(double x) {
-    const double log2e = 1.4426950408889634074;
-    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-    const double shifter = 6755399441055744.0;
-    double ax = fabs(x);
-    double y = -2.0 * (ax < 19.0 ? ax : 19.0);
-    /* e = 2^k exp(r), as in pyprog_exp */
-    double k = (y * log2e + shifter) - shifter;
-    double r = (y - k * ln2_hi) - k * ln2_lo;
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    double ax = fabs(x), k;
+    /* e = exp(y), y = −2 min(|x|, 19) in [−38, 0]: one power of two is enough */
+    double p = pyprog_exp_reduced(-2.0 * (ax < 19.0 ? ax : 19.0), &k);
     double e = p * pyprog_pow2(k);
     double big = (1.0 - e) / (1.0 + e);
     double x2 = x * x;

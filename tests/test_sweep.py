@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from unprivileged import run_unprivileged
 
 from pyprog.cli import main
 from pyprog.experiment import RunResult, run
@@ -494,26 +495,9 @@ def _main_without_root(argv: list[str]) -> dict:
             rc = main(argv)
         return {"rc": rc, "err": err.getvalue()}
 
-    if os.geteuid() != 0:
-        return call()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: drop to nobody, report, and leave without running pytest's teardown
-        try:
-            os.close(read_end)
-            os.setgid(65534)
-            os.setuid(65534)
-            answer = call()
-        except BaseException as exc:
-            answer = {"rc": None, "err": f"in child: {type(exc).__name__}: {exc}"}
-        finally:
-            os.write(write_end, json.dumps(answer).encode())
-            os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    return json.loads(data)
+    return run_unprivileged(
+        call, lambda exc: {"rc": None, "err": f"in child: {type(exc).__name__}: {exc}"}
+    )
 
 
 class TestBadSweepInput:

@@ -6,16 +6,12 @@ subprocesses (cold: empty numba cache; cached: the cache written by the cold run
 """
 
 import importlib.util
-import json
-import os
-import shutil
-import subprocess
-import sys
 import warnings
 from datetime import datetime
 
 import numpy as np
 import pytest
+from fresh_process import first_call_timings
 
 from pyprog.envs.diabetes import NSDiabetes, compile_kernels
 from pyprog.experiment import run
@@ -134,17 +130,4 @@ print(json.dumps({"import_s": t1 - t0, "compile_kernels_s": compile_s,
 def test_first_call(benchmark, tmp_path_factory, numba_cache):
     """Wall time of a fresh process up to its first day; the split is in extra_info."""
     cache_dir = tmp_path_factory.getbasetemp() / "numba-cache-diabetes"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    if numba_cache == "cached":  # populate the cache (a no-op if the cold run already did)
-        subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, check=True, capture_output=True)
-
-    def fresh_process():
-        if numba_cache == "cold":
-            shutil.rmtree(cache_dir, ignore_errors=True)
-        out = subprocess.run(
-            [sys.executable, "-c", FIRST_CALL], env=env, check=True, capture_output=True, text=True
-        )
-        return json.loads(out.stdout)
-
-    timings = benchmark.pedantic(fresh_process, rounds=1, iterations=1)
-    benchmark.extra_info.update(timings)
+    first_call_timings(benchmark, cache_dir, FIRST_CALL, numba_cache)

@@ -7,16 +7,12 @@ fresh subprocesses (cold: empty numba cache; cached: the cache written by the co
 """
 
 import importlib.util
-import json
-import os
-import shutil
-import subprocess
-import sys
 import warnings
 
 import numba
 import numpy as np
 import pytest
+from fresh_process import first_call_timings
 
 from pyprog.envs.patient import BW, U2SS, pack_patient, simulate_patient, simulate_patients
 from pyprog.envs.simglucose_data import patient_names
@@ -129,19 +125,6 @@ print(json.dumps({"import_s": t1 - t0, "first_day_s": t2 - t1, "first_batch_s": 
 def test_first_call(benchmark, tmp_path_factory, numba_cache):
     """Wall time of a fresh process's first day; in-process split in extra_info."""
     cache_dir = tmp_path_factory.getbasetemp() / "numba-cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    if numba_cache == "cached":  # populate the cache (a no-op if the cold run already did)
-        subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, check=True, capture_output=True)
-
-    def fresh_process():
-        if numba_cache == "cold":
-            shutil.rmtree(cache_dir, ignore_errors=True)
-        out = subprocess.run(
-            [sys.executable, "-c", FIRST_CALL], env=env, check=True, capture_output=True, text=True
-        )
-        return json.loads(out.stdout)
-
-    timings = benchmark.pedantic(fresh_process, rounds=1, iterations=1)
-    benchmark.extra_info.update(timings)
+    timings = first_call_timings(benchmark, cache_dir, FIRST_CALL, numba_cache)
     compile_s = timings["first_day_s"] + timings["first_batch_s"] - 2 * timings["steady_day_s"]
     benchmark.extra_info["compile_or_cache_load_s"] = compile_s

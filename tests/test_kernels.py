@@ -303,7 +303,8 @@ class TestWLSForecast:
             scale = np.abs(phi.T @ (lam[:, None] * np.abs(phi))).sum() * (
                 np.abs(w).max() + np.abs(y).max() + 1
             )
-            assert np.abs(resid).max() <= 1e-8 * scale
+            # (+ tiny: with subnormal weights the residual's scale itself underflows)
+            assert np.abs(resid).max() <= 1e-8 * scale + np.finfo(np.float64).tiny
         if rank < d:
             assert all(r[4] == fallback.WLS_RANK_DEFICIENT for r in results)
 

@@ -380,7 +380,10 @@ class TestSoftmaxPolicyKernels:
 
     @needs_compiled
     @pytest.mark.parametrize(
-        "m, d, hidden, a", [(1000, 1, 0, 5), (7500, 2, 32, 4), (3, 2, 64, 4), (130, 2, 5, 1)]
+        "m, d, hidden, a",
+        # the fixed-size instances (a, hidden, d) = (4, 16|32|64, 2), (5, 0, 1), with
+        # partial blocks and chunks; and the generic code
+        [(1000, 1, 0, 5), (7500, 2, 32, 4), (3, 2, 64, 4), (77, 2, 16, 4), (130, 2, 5, 1)],
     )
     def test_compiled_equals_fallback(self, m, d, hidden, a):
         rng = np.random.default_rng(m)
@@ -439,6 +442,9 @@ def test_vectorised_tanh_and_log_are_accurate():
     assert np.all(
         np.abs(compiled._elementwise("tanh", x) - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300
     )
+    special = compiled._elementwise("tanh", np.array([-0.0, np.nan, np.inf, -np.inf, 19.5]))
+    assert np.signbit(special[0]) and special[0] == 0.0 and np.isnan(special[1])
+    assert special[2:].tolist() == [1.0, -1.0, 1.0]
     y = np.exp(rng.uniform(-700, 700, size=200_000))
     y = np.concatenate(
         [y, 1 + rng.normal(size=1000) * 1e-9, [1.0, np.finfo(np.float64).tiny, 1e300]]

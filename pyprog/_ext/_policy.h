@@ -23,20 +23,16 @@
 
 #define PYPROG_ROWS 64
 
-/* tanh(x), branch-free: odd Taylor polynomial for |x| < 1/16 (relative error < 1e-16),
-   (1 − e) / (1 + e) with e = exp(−2|x|) elsewhere (a few ulp). Above |x| = 19, tanh is ±1
-   in double precision, so e is computed on [−38, 0] only: one power of two, no clamps. */
+/* tanh(x), branch-free, through expm1 (no cancellation near 0, so one formula serves the
+   whole range): with m = expm1(−2|x|) in (−1, 0], tanh|x| = −m / (2 + m), a few ulp.
+   Above |x| = 19, tanh is ±1 in double precision, so −2|x| is clamped to [−38, 0] (a NaN
+   stays NaN), and 2^k needs one power of two. */
 static inline double pyprog_tanh(double x) {
     double ax = fabs(x), k;
-    /* e = exp(y), y = −2 min(|x|, 19) in [−38, 0]: one power of two is enough */
-    double p = pyprog_exp_reduced(-2.0 * (ax < 19.0 ? ax : 19.0), &k);
-    double e = p * pyprog_pow2(k);
-    double big = (1.0 - e) / (1.0 + e);
-    double x2 = x * x;
-    double small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0
-                   + x2 * (62.0 / 2835.0 + x2 * (-1382.0 / 155925.0))))));
-    double t = ax < 0.0625 ? small : big;
-    return x < 0.0 ? -t : t;
+    double q = pyprog_expm1_reduced(-2.0 * (ax > 19.0 ? 19.0 : ax), &k);
+    double s = pyprog_pow2(k);
+    double em1 = (s - 1.0) + s * q; /* expm1(−2|x|) = 2^k (1 + q) − 1 */
+    return copysign(fabs(em1) / (2.0 + em1), x);
 }
 
 /* The softmax of a block of n <= PYPROG_ROWS samples whose logits zc are stored column by
@@ -86,7 +82,7 @@ static inline void pyprog_softmax_block(double *restrict zc, double *restrict ec
    tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
    (2 a + 4) * PYPROG_ROWS doubles. */
 PYPROG_VECTOR_CLONES
-static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
+static void pyprog_softmax_forward_any(const double *restrict obs, const int64_t *restrict actions,
                                    ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
                                    const double *restrict b1, ptrdiff_t hd,
                                    const double *restrict W, const double *restrict b,
@@ -123,6 +119,79 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
                              log_probs + start * a, probs + start * a, log_prob + start,
                              entropy + start);
     }
+}
+
+/* The forward pass with a hidden layer, for sizes known at compile time: chunks of
+   PYPROG_CHUNK samples run through each hidden unit together, so that tanh is
+   vectorised across samples and the A logits accumulate in registers over the units
+   (no horizontal sums). The chunk's hidden values are transposed into `hidden` (row-major)
+   through a small tile. Same arithmetic as pyprog_softmax_forward_any except for the
+   order of the sums in the logits; about 1.7x faster for NS-Reacher's policies. */
+#define PYPROG_CHUNK 8
+#define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                    \
+    PYPROG_VECTOR_CLONES                                                                        \
+    static void NAME(const double *restrict obs, const int64_t *restrict actions, ptrdiff_t m, \
+                     const double *restrict W1t, const double *restrict b1,                    \
+                     const double *restrict W, const double *restrict b,                       \
+                     double *restrict hidden, double *restrict log_probs,                      \
+                     double *restrict probs, double *restrict log_prob,                        \
+                     double *restrict entropy, double *restrict scratch) {                     \
+        enum { B = PYPROG_ROWS, V = PYPROG_CHUNK };                                             \
+        double *zc = scratch, *ec = zc + (A) * B, *top = ec + (A) * B, *total = top + B;       \
+        double *inv = total + B, *ent = inv + B;                                                \
+        double sc[D][B], tile[HD][V]; /* the block's obs, column by column; hidden, chunk */   \
+        for (ptrdiff_t start = 0; start < m; start += B) {                                      \
+            ptrdiff_t n = m - start < B ? m - start : B;                                        \
+            for (int i = 0; i < B; i++) /* zero-padded: the last chunk may be partial */        \
+                for (int k = 0; k < (D); k++) sc[k][i] = i < n ? obs[(start + i) * (D) + k] : 0.0; \
+            for (ptrdiff_t i0 = 0; i0 < n; i0 += V) {                                           \
+                double z[A][V];                                                                 \
+                for (int c = 0; c < (A); c++)                                                   \
+                    for (int v = 0; v < V; v++) z[c][v] = b[c];                                 \
+                for (int j = 0; j < (HD); j++) {                                                \
+                    /* h_j = tanh(b1_j + Σ_k W1[j, k] s_k);  z += W[:, j] h_j */               \
+                    double h[V];                                                                \
+                    for (int v = 0; v < V; v++) h[v] = b1[j];                                   \
+                    for (int k = 0; k < (D); k++)                                               \
+                        for (int v = 0; v < V; v++) h[v] += W1t[k * (HD) + j] * sc[k][i0 + v];  \
+                    for (int v = 0; v < V; v++) tile[j][v] = h[v] = pyprog_tanh(h[v]);          \
+                    for (int c = 0; c < (A); c++)                                               \
+                        for (int v = 0; v < V; v++) z[c][v] += W[c * (HD) + j] * h[v];          \
+                }                                                                               \
+                for (int c = 0; c < (A); c++)                                                   \
+                    for (int v = 0; v < V; v++) zc[c * B + i0 + v] = z[c][v];                   \
+                ptrdiff_t nv = n - i0 < V ? n - i0 : V;                                         \
+                for (ptrdiff_t v = 0; v < nv; v++)                                              \
+                    for (int j = 0; j < (HD); j++) hidden[(start + i0 + v) * (HD) + j] = tile[j][v]; \
+            }                                                                                   \
+            pyprog_softmax_block(zc, ec, top, total, inv, ent, n, A, actions + start,           \
+                                 log_probs + start * (A), probs + start * (A), log_prob + start, \
+                                 entropy + start);                                              \
+        }                                                                                       \
+    }
+
+PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_16_2, 4, 16, 2)
+PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_32_2, 4, 32, 2)
+PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_64_2, 4, 64, 2)
+
+/* Forward pass, dispatched on (a, hd, d) to a fixed-size instance when there is one. */
+static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
+                                   ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
+                                   const double *restrict b1, ptrdiff_t hd,
+                                   const double *restrict W, const double *restrict b,
+                                   ptrdiff_t a, double *restrict hidden,
+                                   double *restrict log_probs, double *restrict probs,
+                                   double *restrict log_prob, double *restrict entropy,
+                                   double *restrict scratch) {
+#define PYPROG_FIXED_CALL(NAME) \
+    NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy, scratch)
+    if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_16_2);
+    else if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_32_2);
+    else if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_64_2);
+    else
+        pyprog_softmax_forward_any(obs, actions, m, d, W1t, b1, hd, W, b, a, hidden, log_probs,
+                                   probs, log_prob, entropy, scratch);
+#undef PYPROG_FIXED_CALL
 }
 
 /* Backward pass: accumulates into gW1t (d x hd), gb1 (hd), gW (a x f), gb (a), which
@@ -178,6 +247,7 @@ static void pyprog_softmax_backward_any(const double *restrict obs, const int64_
    paper's policies (NS-Reacher's MLPs, NS-Reco's linear policy); other sizes take
    pyprog_softmax_backward_any. Same arithmetic per sample; the sums over samples are
    accumulated in the same order, so results agree to rounding. */
+
 #if defined(__GNUC__) && !defined(__clang__)
 /* For some sizes GCC's -O3 unrolls these small fixed loops completely and schedules the
    vector code worse (2.5x slower at 16 hidden units, measured with GCC 12); those

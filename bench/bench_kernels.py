@@ -2,7 +2,8 @@
 
 Run: ``pytest bench/bench_kernels.py --benchmark-columns=median,iqr,rounds``.
 Targets: fused PDIS >= 3x the fallback at (N, H) = (1000, 500); WLS forecast with its
-gradients >= 5x at N = 1000, d = 7.
+gradients >= 5x at N = 1000, d = 7. The softmax-MLP passes have no target of their own: they
+are most of the NS-Reacher run (bench_runs.py), timed here at its mean buffer size.
 """
 
 import numpy as np
@@ -60,3 +61,35 @@ def bench_episode_ratios(benchmark, impl, K, role):
     log_pi, log_beta, _, mask = episodes(1000, 15)
     lam, unclipped = benchmark(K.episode_ratios, log_pi, log_beta, mask, 10.0)
     assert lam.shape == (1000,)
+
+
+def mlp_batch(m=6500, d=2, hidden=32, a=4, seed=0):
+    """NS-Reacher's speed-2 policy (2 -> 32 tanh -> 4) on m stored steps (the run's mean)."""
+    rng = np.random.default_rng(seed)
+    obs, actions = rng.random((m, d)), rng.integers(0, a, size=m)
+    W1, b1 = rng.normal(size=(hidden, d)), rng.normal(size=hidden)
+    W, b = 0.3 * rng.normal(size=(a, hidden)), rng.normal(size=a)
+    return obs, actions, W1, b1, W, b
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+def bench_softmax_forward(benchmark, impl, K, role):
+    benchmark.group = "softmax_forward, M = 6500 steps, 2 -> 32 tanh -> 4"
+    benchmark.extra_info.update(impl=impl, role=role)
+    args = mlp_batch()
+    hidden, *_ = benchmark(K.softmax_forward, *args)
+    assert hidden.shape == (6500, 32)
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+def bench_softmax_backward(benchmark, impl, K, role):
+    benchmark.group = "softmax_backward, M = 6500 steps, 2 -> 32 tanh -> 4"
+    benchmark.extra_info.update(impl=impl, role=role)
+    obs, actions, W1, b1, W, b = mlp_batch()
+    hidden, log_probs, probs, _, entropy = K.softmax_forward(obs, actions, W1, b1, W, b)
+    rng = np.random.default_rng(1)
+    c, e = rng.normal(size=6500), np.full(6500, 0.2 / 6500)
+    grad = benchmark(
+        K.softmax_backward, obs, actions, hidden, log_probs, probs, entropy, W1, W, c, e
+    )
+    assert grad.shape == (32 * 3 + 4 * 33,)

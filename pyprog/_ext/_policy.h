@@ -13,7 +13,10 @@
  * over the hidden units (contiguous, vectorised), and the softmax runs over the block's
  * samples with the logits held column by column, so that exp and log — the costly part
  * of a few-action softmax — are vectorised too (pyprog_exp, pyprog_log, pyprog_tanh are
- * branch-free). The NumPy twins in fallback.py compute the same with whole arrays.
+ * branch-free). For the paper's policy sizes, fixed-size instances go further: the
+ * forward pass runs chunks of samples through each hidden unit (tanh vectorised across
+ * samples), the backward pass keeps its gradient accumulators in registers. The NumPy
+ * twins in fallback.py compute the same with whole arrays.
  */
 #ifndef PYPROG_POLICY_H
 #define PYPROG_POLICY_H

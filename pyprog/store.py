@@ -34,6 +34,7 @@ import numbers
 import os
 import sqlite3
 import threading
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -829,6 +830,21 @@ class ResultStore:
         where = self._where(env, algo, speed, sweep)
         rows = self._select("env, algo, speed, setting_hash, seed", where, order=False)
         return {(r[0], r[1], float(r[2]), r[3], int(r[4])) for r in rows}
+
+    def lengths(self, sweep: str | None = None) -> dict[tuple[str, float], Counter[int]]:
+        """How many runs of each length (episodes) are stored, per (env, speed).
+
+        Reads no arrays: lets a reader pick the groups to load one at a time.
+
+        Examples
+        --------
+        >>> # store.lengths()  ->  {("reco", 2.0): Counter({1000: 120, 200: 30}), ...}
+        """
+        rows = self._select("env, speed, episodes", self._where(None, None, None, sweep), False)
+        out: dict[tuple[str, float], Counter[int]] = defaultdict(Counter)
+        for env, speed, episodes in rows:
+            out[(env, float(speed))][int(episodes)] += 1
+        return dict(out)
 
     def rows(
         self,

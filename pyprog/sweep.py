@@ -205,7 +205,8 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
     NS-Reco: the lowest mean regret. Elsewhere: the lowest mean surrogate regret, against
     ``J̃*_k``, the best mean return any stored (algo, setting) got in episode k at that
     (env, speed) — which ranks the settings of one algorithm as their mean return does.
-    Settings are compared only among runs of the same length (the most common one).
+    Settings are compared only among runs of the same length (the most common one; on a
+    tie, the longest). The stored returns are read one (env, speed) at a time.
 
     Returns
     -------
@@ -217,56 +218,59 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         (how many were compared) and ``setting_hash``.
     """
     with ResultStore(store_path, readonly=True) as store:
-        runs = store.rows(sweep=sweep)
-    if not runs:
-        raise ValueError(
-            f"the store {store_path} has no runs" + (f" of sweep {sweep!r}" if sweep else "")
-        )
-    groups: dict[tuple[str, float], dict[tuple[str, str], list]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    lengths: dict[tuple[str, float], list[int]] = defaultdict(list)
-    for r in runs:
-        lengths[(r.env, r.speed)].append(r.episodes)
-    for r in runs:
-        common = max(set(lengths[(r.env, r.speed)]), key=lengths[(r.env, r.speed)].count)
-        if r.episodes == common:
-            groups[(r.env, r.speed)][(r.algo, r.setting_hash)].append(r)
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    rows = []
-    for (env, speed), by_setting in sorted(groups.items()):
-        exact = all(r.regret is not None for rs in by_setting.values() for r in rs)
-        if exact:
-            scores = {k: np.array([r.regret for r in rs]) for k, rs in by_setting.items()}
-            metric = "regret"
-        else:
-            curves = {k: np.mean([r.returns for r in rs], axis=0) for k, rs in by_setting.items()}
-            best_curve = np.max(np.stack(list(curves.values())), axis=0)
-            # |Σ J̃*|: negative returns (NS-Reacher) must not flip the ranking
-            total = abs(best_curve.sum()) or 1.0
-            scores = {
-                k: np.array([(best_curve - r.returns).sum() / total for r in rs])
-                for k, rs in by_setting.items()
-            }
-            metric = "surrogate regret"
-        for algo in sorted({a for a, _ in by_setting}):
-            candidates = {k: v for k, v in scores.items() if k[0] == algo}
-            key = min(candidates, key=lambda k: candidates[k].mean())
-            mean, se = mean_se(candidates[key])
-            hyper = by_setting[key][0].hyper
-            table.setdefault(env, {}).setdefault(algo, {})[f"{speed:g}"] = hyper
-            rows.append(
-                {
-                    "env": env,
-                    "algo": algo,
-                    "speed": speed,
-                    "metric": metric,
-                    "mean": mean,
-                    "se": se,
-                    "seeds": len(candidates[key]),
-                    "settings": len(candidates),
-                    "setting_hash": key[1],
-                    "episodes": by_setting[key][0].episodes,
-                }
+        lengths = store.lengths(sweep=sweep)
+        if not lengths:
+            raise ValueError(
+                f"the store {store_path} has no runs" + (f" of sweep {sweep!r}" if sweep else "")
             )
+        table: dict[str, dict[str, dict[str, Any]]] = {}
+        rows: list[dict] = []
+        # one (env, speed) in memory at a time: a large sweep's returns need not fit at once
+        for (env, speed), counts in sorted(lengths.items()):
+            common = max(counts, key=lambda n: (counts[n], n))  # most common; ties: longest
+            by_setting: dict[tuple[str, str], list] = defaultdict(list)
+            for r in store.rows(env=env, speed=speed, sweep=sweep):
+                if r.episodes == common:
+                    by_setting[(r.algo, r.setting_hash)].append(r)
+            _best_of_group(env, speed, by_setting, table, rows)
     return table, rows
+
+
+def _best_of_group(
+    env: str, speed: float, by_setting: dict[tuple[str, str], list], table: dict, rows: list
+) -> None:
+    """Rank one (env, speed)'s settings per algorithm; add each winner to table and rows."""
+    exact = all(r.regret is not None for rs in by_setting.values() for r in rs)
+    if exact:
+        scores = {k: np.array([r.regret for r in rs]) for k, rs in by_setting.items()}
+        metric = "regret"
+    else:
+        curves = {k: np.mean([r.returns for r in rs], axis=0) for k, rs in by_setting.items()}
+        best_curve = np.max(np.stack(list(curves.values())), axis=0)
+        # |Σ J̃*|: negative returns (NS-Reacher) must not flip the ranking
+        total = abs(best_curve.sum()) or 1.0
+        scores = {
+            k: np.array([(best_curve - r.returns).sum() / total for r in rs])
+            for k, rs in by_setting.items()
+        }
+        metric = "surrogate regret"
+    for algo in sorted({a for a, _ in by_setting}):
+        candidates = {k: v for k, v in scores.items() if k[0] == algo}
+        key = min(candidates, key=lambda k: candidates[k].mean())
+        mean, se = mean_se(candidates[key])
+        hyper = by_setting[key][0].hyper
+        table.setdefault(env, {}).setdefault(algo, {})[f"{speed:g}"] = hyper
+        rows.append(
+            {
+                "env": env,
+                "algo": algo,
+                "speed": speed,
+                "metric": metric,
+                "mean": mean,
+                "se": se,
+                "seeds": len(candidates[key]),
+                "settings": len(candidates),
+                "setting_hash": key[1],
+                "episodes": by_setting[key][0].episodes,
+            }
+        )

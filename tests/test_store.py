@@ -14,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -292,6 +293,16 @@ class TestQueries:
         assert {(r.algo, r.speed) for r in rows} == {("pro-wls", 2.0)}
         assert len(filled.to_results(sweep="s2")) == 3
         assert len(filled.rows(setting_hash="0" * 64)) == 0
+
+    def test_lengths_count_runs_per_env_and_speed(self, filled):
+        filled.add(make_result(0, speed=2.0, episodes=7), sweep="s1")
+        assert filled.lengths() == {
+            ("reco", 0.0): Counter({20: 8}),
+            ("reco", 2.0): Counter({20: 8, 7: 1}),
+            ("reacher", 1.0): Counter({20: 3}),
+        }
+        assert filled.lengths(sweep="s2") == {("reacher", 1.0): Counter({20: 3})}
+        assert filled.lengths(sweep="none") == {}
 
     def test_summary(self, filled):
         summary = filled.summary()

@@ -25,7 +25,7 @@ from pyprog.cli import main
 from pyprog.experiment import RunResult, run
 from pyprog.hyperparams import ENVS, Hyper, paper_hyper
 from pyprog.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
-from pyprog.sweep import P_NO_ENTROPY, SEARCH_SPACE, draw_settings
+from pyprog.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
 
 SHIPPED = Path(__file__).resolve().parents[1] / "pyprog" / "data" / "hyperparams.json"
 #: The small sweep most tests run: 2 algos x 2 speeds x `settings` x `seeds`.
@@ -480,6 +480,59 @@ class TestBest:
         (line,) = best_table_lines(capsys.readouterr().out)
         assert line.startswith("reacher   onpg     speed 2: surrogate regret 0 ± 0 ")
         assert json.loads(out.read_text()) == {"reacher": {"onpg": {"2": better}}}
+
+    def test_reads_one_env_and_speed_at_a_time_and_ties_pick_the_longer_runs(
+        self, tmp_path, monkeypatch
+    ):
+        """Stored returns are loaded per (env, speed), never all at once; with as many runs
+        of 20 as of 7 episodes, the 20-episode runs are compared."""
+        path = tmp_path / "runs.sqlite"
+        rng = np.random.default_rng(0)
+        with ResultStore(path) as store:
+            for env, speed, episodes, seed in [
+                ("reacher", 1.0, 7, 0),
+                ("reacher", 1.0, 7, 1),
+                ("reacher", 1.0, 20, 0),
+                ("reacher", 1.0, 20, 1),
+                ("reacher", 3.0, 20, 0),
+                ("diabetes", 1.0, 20, 0),
+            ]:
+                result = RunResult(
+                    env=env,
+                    algo="onpg",
+                    speed=speed,
+                    seed=seed,
+                    hyper=Hyper(lr=1e-3).to_dict(),
+                    returns=rng.normal(size=episodes),
+                    regret=None,
+                    optimal=None,
+                    expected=None,
+                    seconds=0.1,
+                    updates=1,
+                    skipped_updates=0,
+                    skipped_steps=0,
+                )
+                assert store.add(result)
+        calls = []
+        rows = ResultStore.rows
+
+        def recording_rows(self, *args, **kwargs):
+            calls.append(kwargs)
+            return rows(self, *args, **kwargs)
+
+        monkeypatch.setattr(ResultStore, "rows", recording_rows)
+        table, summary = best_settings(str(path))
+        assert calls == [
+            {"env": "diabetes", "speed": 1.0, "sweep": None},
+            {"env": "reacher", "speed": 1.0, "sweep": None},
+            {"env": "reacher", "speed": 3.0, "sweep": None},
+        ]
+        assert [(r["env"], r["speed"], r["episodes"], r["seeds"]) for r in summary] == [
+            ("diabetes", 1.0, 20, 1),
+            ("reacher", 1.0, 20, 2),
+            ("reacher", 3.0, 20, 1),
+        ]
+        assert set(table) == {"diabetes", "reacher"}
 
 
 # --------------------------------------------------------------------------- bad input

@@ -127,11 +127,16 @@ class GaussianEval(PolicyEval):
 def _buffer(
     work: dict[str, np.ndarray], key: str, shape: tuple[int, ...], dtype: type = np.float64
 ) -> np.ndarray:
-    """The work array ``work[key]`` of ``shape``, (re)allocated uninitialised if needed."""
+    """A C-contiguous work array of ``shape`` (uninitialised): a leading slice of ``work[key]``.
+
+    The stored array keeps 25 % spare rows, so that a learner's buffer growing by a few
+    steps per update reuses it instead of allocating (and page-faulting) fresh memory.
+    """
     arr = work.get(key)
-    if arr is None or arr.shape != shape:
-        arr = work[key] = np.empty(shape, dtype)
-    return arr
+    m = shape[0]
+    if arr is None or arr.shape[1:] != shape[1:] or arr.shape[0] < m:
+        arr = work[key] = np.empty((m + m // 4, *shape[1:]), dtype)
+    return arr[:m]
 
 
 def _ones(work: dict[str, np.ndarray], m: int) -> np.ndarray:

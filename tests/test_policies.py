@@ -354,10 +354,18 @@ def test_evaluate_out_reuses_arrays_and_matches(name):
     np.testing.assert_array_equal(ev.log_prob, fresh.log_prob)
     np.testing.assert_array_equal(policy.backward(ev, c, e), expected)
     again = policy.evaluate(obs, actions, out=ev)
-    assert again.log_prob is ev.log_prob  # same arrays, nothing reallocated
+    assert again.log_prob.ctypes.data == ev.log_prob.ctypes.data  # same memory, no allocation
     np.testing.assert_array_equal(policy.backward(again, c, e), expected)
-    smaller = policy.evaluate(obs[:5], actions[:5], out=again)  # M changed: reallocated
+    smaller = policy.evaluate(obs[:5], actions[:5], out=again)  # fewer samples: same memory
+    assert smaller.log_prob.ctypes.data == ev.log_prob.ctypes.data
     np.testing.assert_array_equal(smaller.log_prob, fresh.log_prob[:5])
+    # growing a few samples at a time (a learner's buffer) uses the spare rows: 8 -> room for 10
+    grown = policy.evaluate(obs[:10], actions[:10], out=policy.evaluate(obs[:8], actions[:8]))
+    assert grown.log_prob.ctypes.data == grown.work["log_prob"].ctypes.data
+    assert grown.work["log_prob"].shape == (10,)
+    np.testing.assert_array_equal(grown.log_prob, fresh.log_prob[:10])
+    alone = policy.backward(policy.evaluate(obs[:10], actions[:10]), c[:10], e[:10]).copy()
+    np.testing.assert_array_equal(policy.backward(grown, c[:10], e[:10]), alone)
     other, *_ = make_case(name)
     with pytest.raises(ValueError, match="out must be a result of this policy"):
         policy.evaluate(obs, actions, out=other.evaluate(obs, actions))

@@ -360,9 +360,11 @@ def test_evaluate_out_reuses_arrays_and_matches(name):
     assert smaller.log_prob.ctypes.data == ev.log_prob.ctypes.data
     np.testing.assert_array_equal(smaller.log_prob, fresh.log_prob[:5])
     # growing a few samples at a time (a learner's buffer) uses the spare rows: 8 -> room for 10
-    grown = policy.evaluate(obs[:10], actions[:10], out=policy.evaluate(obs[:8], actions[:8]))
-    assert grown.log_prob.ctypes.data == grown.work["log_prob"].ctypes.data
-    assert grown.work["log_prob"].shape == (10,)
+    small = policy.evaluate(obs[:8], actions[:8])
+    room = small.work["log_prob"]
+    grown = policy.evaluate(obs[:10], actions[:10], out=small)
+    assert room.shape == (10,) and grown.work["log_prob"] is room
+    assert grown.log_prob.ctypes.data == room.ctypes.data
     np.testing.assert_array_equal(grown.log_prob, fresh.log_prob[:10])
     alone = policy.backward(policy.evaluate(obs[:10], actions[:10]), c[:10], e[:10]).copy()
     np.testing.assert_array_equal(policy.backward(grown, c[:10], e[:10]), alone)

@@ -365,6 +365,25 @@ def mean_by_setting(rows, value) -> dict:
     return {k: {h: float(np.mean(v)) for h, v in g.items()} for k, g in groups.items()}
 
 
+def onpg_run(env: str, speed: float, seed: int, hyper: dict, returns) -> RunResult:
+    """A hand-made ONPG run without a known optimum (surrogate regret), for the store."""
+    return RunResult(
+        env=env,
+        algo="onpg",
+        speed=speed,
+        seed=seed,
+        hyper=hyper,
+        returns=np.asarray(returns, dtype=np.float64),
+        regret=None,
+        optimal=None,
+        expected=None,
+        seconds=0.1,
+        updates=1,
+        skipped_updates=0,
+        skipped_steps=0,
+    )
+
+
 class TestBest:
     def test_lowest_mean_regret_per_algo_and_speed(self, tmp_path, capsys):
         """NS-Reco: one table line per (env, algo, speed), and --json holds, in the shipped
@@ -460,22 +479,8 @@ class TestBest:
         }
         with ResultStore(path) as store:
             for (setting, seed), returns in curves.items():
-                result = RunResult(
-                    env="reacher",
-                    algo="onpg",
-                    speed=2.0,
-                    seed=seed,
-                    hyper=(worse, better)[setting],
-                    returns=np.array(returns) + offset,
-                    regret=None,
-                    optimal=None,
-                    expected=None,
-                    seconds=0.1,
-                    updates=1,
-                    skipped_updates=0,
-                    skipped_steps=0,
-                )
-                assert store.add(result)
+                hyper = (worse, better)[setting]
+                assert store.add(onpg_run("reacher", 2.0, seed, hyper, np.array(returns) + offset))
         assert main(["best", "--store", str(path), "--json", str(out)]) == 0
         (line,) = best_table_lines(capsys.readouterr().out)
         assert line.startswith("reacher   onpg     speed 2: surrogate regret 0 ± 0 ")
@@ -497,22 +502,8 @@ class TestBest:
                 ("reacher", 3.0, 20, 0),
                 ("diabetes", 1.0, 20, 0),
             ]:
-                result = RunResult(
-                    env=env,
-                    algo="onpg",
-                    speed=speed,
-                    seed=seed,
-                    hyper=Hyper(lr=1e-3).to_dict(),
-                    returns=rng.normal(size=episodes),
-                    regret=None,
-                    optimal=None,
-                    expected=None,
-                    seconds=0.1,
-                    updates=1,
-                    skipped_updates=0,
-                    skipped_steps=0,
-                )
-                assert store.add(result)
+                hyper = Hyper(lr=1e-3).to_dict()
+                assert store.add(onpg_run(env, speed, seed, hyper, rng.normal(size=episodes)))
         calls = []
         rows = ResultStore.rows
 

@@ -79,57 +79,13 @@ static inline void pyprog_softmax_block(double *restrict zc, double *restrict ec
     }
 }
 
-/* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
-   computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
-   logit is a dot product over contiguous memory. hidden (m x hd) receives
-   tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
-   (2 a + 4) * PYPROG_ROWS doubles. */
-PYPROG_VECTOR_CLONES
-static void pyprog_softmax_forward_any(const double *restrict obs, const int64_t *restrict actions,
-                                       ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
-                                       const double *restrict b1, ptrdiff_t hd,
-                                       const double *restrict W, const double *restrict b,
-                                       ptrdiff_t a, double *restrict hidden,
-                                       double *restrict log_probs, double *restrict probs,
-                                       double *restrict log_prob, double *restrict entropy,
-                                       double *restrict scratch) {
-    const ptrdiff_t B = PYPROG_ROWS;
-    ptrdiff_t f = hd > 0 ? hd : d;
-    double *zc = scratch;               /* a x B: the block's logits, column by column */
-    double *ec = zc + a * B;            /* a x B: exp(z − top) */
-    double *top = ec + a * B;           /* B */
-    double *total = top + B;            /* B */
-    double *inv = total + B;            /* B: 1 / total */
-    double *ent = inv + B;              /* B */
-    for (ptrdiff_t start = 0; start < m; start += B) {
-        ptrdiff_t n = m - start < B ? m - start : B;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            const double *s = obs + (start + i) * d;
-            const double *x = s;
-            if (hd > 0) {
-                double *h = hidden + (start + i) * hd;
-                /* h = tanh(b1 + Σ_k s_k W1[:, k]) */
-                for (ptrdiff_t j = 0; j < hd; j++) h[j] = b1[j];
-                for (ptrdiff_t k = 0; k < d; k++)
-                    for (ptrdiff_t j = 0; j < hd; j++) h[j] += s[k] * W1t[k * hd + j];
-                for (ptrdiff_t j = 0; j < hd; j++) h[j] = pyprog_tanh(h[j]);
-                x = h;
-            }
-            /* z = W x + b */
-            for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + pyprog_dot(x, W + c * f, f);
-        }
-        pyprog_softmax_block(zc, ec, top, total, inv, ent, n, a, actions + start,
-                             log_probs + start * a, probs + start * a, log_prob + start,
-                             entropy + start);
-    }
-}
-
 /* The forward pass with a hidden layer, for sizes known at compile time: chunks of
    PYPROG_CHUNK samples run through each hidden unit together, so that tanh is
    vectorised across samples and the A logits accumulate in registers over the units
    (no horizontal sums). The chunk's hidden values are transposed into `hidden` (row-major)
-   through a small tile. Same arithmetic as pyprog_softmax_forward_any except for the
-   order of the sums in the logits; 1.4x to 2.6x faster (64 to 16 hidden units). */
+   through a small tile. Same arithmetic as the generic loops of pyprog_softmax_forward
+   (below) except for the order of the sums in the logits; 1.4x to 2.6x faster than them
+   (64 to 16 hidden units). */
 #define PYPROG_CHUNK 8
 #define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                    \
     PYPROG_VECTOR_CLONES                                                                        \
@@ -179,7 +135,12 @@ PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_16_2, 4, 16, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_32_2, 4, 32, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_64_2, 4, 64, 2)
 
-/* Forward pass, dispatched on (a, hd, d) to a fixed-size instance when there is one. */
+/* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
+   computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
+   logit is a dot product over contiguous memory. hidden (m x hd) receives
+   tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
+   (2 a + 4) * PYPROG_ROWS doubles. Shapes with a fixed-size instance (above) go to it. */
+PYPROG_VECTOR_CLONES
 static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
                                    ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
                                    const double *restrict b1, ptrdiff_t hd,
@@ -189,69 +150,52 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
                                    double *restrict log_prob, double *restrict entropy,
                                    double *restrict scratch) {
 #define PYPROG_FIXED_CALL(NAME) \
-    NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy, scratch)
+    do { \
+        NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy, \
+             scratch); \
+        return; \
+    } while (0)
     if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_16_2);
-    else if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_32_2);
-    else if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_64_2);
-    else
-        pyprog_softmax_forward_any(obs, actions, m, d, W1t, b1, hd, W, b, a, hidden, log_probs,
-                                   probs, log_prob, entropy, scratch);
+    if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_32_2);
+    if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_64_2);
 #undef PYPROG_FIXED_CALL
-}
-
-/* Backward pass: accumulates into gW1t (d x hd), gb1 (hd), gW (a x f), gb (a), which
-   the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
-   a + hd doubles. */
-PYPROG_VECTOR_CLONES
-static void pyprog_softmax_backward_any(const double *restrict obs, const int64_t *restrict actions,
-                                    ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
-                                    const double *restrict W, ptrdiff_t a,
-                                    const double *restrict hidden,
-                                    const double *restrict log_probs,
-                                    const double *restrict probs,
-                                    const double *restrict entropy,
-                                    const double *restrict coef_log_prob,
-                                    const double *restrict coef_entropy,
-                                    double *restrict gW1t, double *restrict gb1,
-                                    double *restrict gW, double *restrict gb,
-                                    double *restrict scratch) {
+    const ptrdiff_t B = PYPROG_ROWS;
     ptrdiff_t f = hd > 0 ? hd : d;
-    double *dz = scratch, *dpre = scratch + a;
-    for (ptrdiff_t i = 0; i < m; i++) {
-        double cl = coef_log_prob[i], ce = coef_entropy[i];
-        if (cl == 0.0 && ce == 0.0) continue;
-        const double *s = obs + i * d;
-        const double *x = hd > 0 ? hidden + i * hd : s;
-        const double *lp = log_probs + i * a, *p = probs + i * a;
-        /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
-        for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
-        dz[actions[i]] += cl;
-        /* ∂W += dz xᵀ, ∂b += dz */
-        for (ptrdiff_t c = 0; c < a; c++) {
-            gb[c] += dz[c];
-            for (ptrdiff_t j = 0; j < f; j++) gW[c * f + j] += dz[c] * x[j];
-        }
-        if (hd > 0) {
-            /* dpre = (Wᵀ dz) ⊙ (1 − h²);  ∂W1 += dpre sᵀ, ∂b1 += dpre */
-            for (ptrdiff_t j = 0; j < hd; j++) dpre[j] = 0.0;
-            for (ptrdiff_t c = 0; c < a; c++)
-                for (ptrdiff_t j = 0; j < hd; j++) dpre[j] += dz[c] * W[c * hd + j];
-            for (ptrdiff_t j = 0; j < hd; j++) {
-                dpre[j] *= 1.0 - x[j] * x[j];
-                gb1[j] += dpre[j];
+    double *zc = scratch;               /* a x B: the block's logits, column by column */
+    double *ec = zc + a * B;            /* a x B: exp(z − top) */
+    double *top = ec + a * B;           /* B */
+    double *total = top + B;            /* B */
+    double *inv = total + B;            /* B: 1 / total */
+    double *ent = inv + B;              /* B */
+    for (ptrdiff_t start = 0; start < m; start += B) {
+        ptrdiff_t n = m - start < B ? m - start : B;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            const double *s = obs + (start + i) * d;
+            const double *x = s;
+            if (hd > 0) {
+                double *h = hidden + (start + i) * hd;
+                /* h = tanh(b1 + Σ_k s_k W1[:, k]) */
+                for (ptrdiff_t j = 0; j < hd; j++) h[j] = b1[j];
+                for (ptrdiff_t k = 0; k < d; k++)
+                    for (ptrdiff_t j = 0; j < hd; j++) h[j] += s[k] * W1t[k * hd + j];
+                for (ptrdiff_t j = 0; j < hd; j++) h[j] = pyprog_tanh(h[j]);
+                x = h;
             }
-            for (ptrdiff_t k = 0; k < d; k++)
-                for (ptrdiff_t j = 0; j < hd; j++) gW1t[k * hd + j] += s[k] * dpre[j];
+            /* z = W x + b */
+            for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + pyprog_dot(x, W + c * f, f);
         }
+        pyprog_softmax_block(zc, ec, top, total, inv, ent, n, a, actions + start,
+                             log_probs + start * a, probs + start * a, log_prob + start,
+                             entropy + start);
     }
 }
 
-/* The same backward pass for sizes known at compile time: the gradient accumulators
+/* The backward pass for sizes known at compile time: the gradient accumulators
    (a x f and d x hd doubles) then live in registers across all the samples instead of
    being read and written back for every sample, about 5x faster. Instantiated for the
-   paper's policies (NS-Reacher's MLPs, NS-Reco's linear policy); other sizes take
-   pyprog_softmax_backward_any. Same arithmetic per sample; the sums over samples are
-   accumulated in the same order, so results agree to rounding. */
+   paper's policies (NS-Reacher's MLPs, NS-Reco's linear policy); other sizes take the
+   generic loops of pyprog_softmax_backward (below). Same arithmetic per sample; the sums
+   over samples are accumulated in the same order, so results agree to rounding. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* For some sizes GCC's -O3 unrolls these small fixed loops completely and schedules the
    vector code worse (2.5x slower at 16 hidden units, measured with GCC 12); those
@@ -309,7 +253,10 @@ PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_32_2, 4, 32, 2, PYPROG_O3)
 PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_64_2, 4, 64, 2, PYPROG_O3)
 PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_5_0_1, 5, 0, 1, PYPROG_O3)
 
-/* Backward pass, dispatched on (a, hd, d) to a fixed-size instance when there is one. */
+/* Backward pass: accumulates into gW1t (d x hd), gb1 (hd), gW (a x f), gb (a), which
+   the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
+   a + hd doubles. Shapes with a fixed-size instance (above) go to it. */
+PYPROG_VECTOR_CLONES
 static void pyprog_softmax_backward(const double *restrict obs, const int64_t *restrict actions,
                                     ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
                                     const double *restrict W, ptrdiff_t a,
@@ -323,17 +270,45 @@ static void pyprog_softmax_backward(const double *restrict obs, const int64_t *r
                                     double *restrict gW, double *restrict gb,
                                     double *restrict scratch) {
 #define PYPROG_FIXED_CALL(NAME) \
-    NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy, \
-         gW1t, gb1, gW, gb)
+    do { \
+        NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy, \
+             gW1t, gb1, gW, gb); \
+        return; \
+    } while (0)
     if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_16_2);
-    else if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_32_2);
-    else if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_64_2);
-    else if (a == 5 && d == 1 && hd == 0) PYPROG_FIXED_CALL(pyprog_softmax_backward_5_0_1);
-    else
-        pyprog_softmax_backward_any(obs, actions, m, d, hd, W, a, hidden, log_probs, probs,
-                                    entropy, coef_log_prob, coef_entropy, gW1t, gb1, gW, gb,
-                                    scratch);
+    if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_32_2);
+    if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_64_2);
+    if (a == 5 && d == 1 && hd == 0) PYPROG_FIXED_CALL(pyprog_softmax_backward_5_0_1);
 #undef PYPROG_FIXED_CALL
+    ptrdiff_t f = hd > 0 ? hd : d;
+    double *dz = scratch, *dpre = scratch + a;
+    for (ptrdiff_t i = 0; i < m; i++) {
+        double cl = coef_log_prob[i], ce = coef_entropy[i];
+        if (cl == 0.0 && ce == 0.0) continue;
+        const double *s = obs + i * d;
+        const double *x = hd > 0 ? hidden + i * hd : s;
+        const double *lp = log_probs + i * a, *p = probs + i * a;
+        /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
+        for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
+        dz[actions[i]] += cl;
+        /* ∂W += dz xᵀ, ∂b += dz */
+        for (ptrdiff_t c = 0; c < a; c++) {
+            gb[c] += dz[c];
+            for (ptrdiff_t j = 0; j < f; j++) gW[c * f + j] += dz[c] * x[j];
+        }
+        if (hd > 0) {
+            /* dpre = (Wᵀ dz) ⊙ (1 − h²);  ∂W1 += dpre sᵀ, ∂b1 += dpre */
+            for (ptrdiff_t j = 0; j < hd; j++) dpre[j] = 0.0;
+            for (ptrdiff_t c = 0; c < a; c++)
+                for (ptrdiff_t j = 0; j < hd; j++) dpre[j] += dz[c] * W[c * hd + j];
+            for (ptrdiff_t j = 0; j < hd; j++) {
+                dpre[j] *= 1.0 - x[j] * x[j];
+                gb1[j] += dpre[j];
+            }
+            for (ptrdiff_t k = 0; k < d; k++)
+                for (ptrdiff_t j = 0; j < hd; j++) gW1t[k * hd + j] += s[k] * dpre[j];
+        }
+    }
 }
 
 #endif /* PYPROG_POLICY_H */

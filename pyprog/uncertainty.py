@@ -146,7 +146,7 @@ def forecast_interval(
     phi : ndarray of float64, shape (N, k)
         Design (e.g. from :func:`pyprog.forecast_design`); full column rank on the
         episodes of non-zero weight (the caller checks that, see
-        :func:`pyprog.nwis_forecast`).
+        :func:`pyprog.nwis_forecast`), and more such episodes than features.
     weights : ndarray of float64, shape (N,)
         ``λ_i >= 0``; ones for NIS.
     y : ndarray of float64, shape (N,)
@@ -176,6 +176,12 @@ def forecast_interval(
     """
     alpha = check_alpha(alpha)
     n_boot = check_n_boot(n_boot)
+    used, k = int(np.count_nonzero(weights)), phi.shape[1]
+    if used <= k:
+        raise ValueError(
+            f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
+            f"features, to estimate the noise; got {used} for {k}; use a smaller d"
+        )
     zeta, fitted, leverage, P, K = _weighted_fit(phi, weights, y, phi_star)
     f = float(zeta @ y)
     # ξ̃ = ξ̂ / √(1 − h); where h = 1 the point is fitted exactly and ξ̂ = 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,7 +169,8 @@ def read_logs(path) -> Logs:
     except UnicodeDecodeError:
         raise _fail(path, 1, None, "not a text (UTF-8) CSV file") from None
     try:
-        with open(path, newline="") as fh:
+        with open(path, newline="") as fh, warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
             data = np.loadtxt(
                 fh,
                 delimiter=",",

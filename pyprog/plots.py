@@ -240,36 +240,44 @@ def plot_forecast(
     phi = time_basis(episodes / scale, basis, d)
     w, *_ = np.linalg.lstsq(phi, estimates, rcond=None)
     grid = np.linspace(1, n + delta, 400)
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.plot(episodes, estimates, ".", ms=3, alpha=0.35, color="grey", label=r"PDIS $\hat J_i(\pi)$")
-    ax.plot(
-        grid,
-        time_basis(grid / scale, basis, d) @ w,
-        color="tab:blue",
-        lw=2,
-        label=f"NIS fit ({basis}, d={d})",
-    )
-    ax.axvspan(n + 0.5, n + delta + 0.5, color="tab:blue", alpha=0.08)
+    curve = time_basis(grid / scale, basis, d) @ w
     where = n + (delta + 1) / 2
-    for k, (name, f) in enumerate(forecasts.items()):
-        x = where + 0.012 * n * k
-        yerr = None
-        if f.low is not None:
-            yerr = [[f.value - f.low], [f.high - f.value]]
-        ax.errorbar(
-            [x],
-            [f.value],
-            yerr=yerr,
-            fmt="o",
-            capsize=4,
-            lw=2,
-            color=("tab:red", "tab:orange", "tab:green")[k % 3],
-            label=f"{name} forecast, {1 - alpha:.0%} interval",
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), gridspec_kw={"width_ratios": [2, 1]})
+    recent = max(1, n - max(3 * delta, n // 8))  # the right panel zooms on the recent past
+    for ax, first in zip(axes, (1, recent), strict=True):
+        keep = episodes >= first
+        ax.plot(
+            episodes[keep],
+            estimates[keep],
+            ".",
+            ms=3,
+            alpha=0.4,
+            color="grey",
+            label=r"PDIS $\hat J_i(\pi)$",
         )
-    ax.set_xlabel("episode")
-    ax.set_ylabel("performance of π")
-    ax.set_title(f"forecast of the mean over the next {delta} episode(s)")
-    ax.grid(alpha=0.3)
-    ax.legend(frameon=False, fontsize="small")
+        shown = grid >= first
+        ax.plot(
+            grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({basis}, d={d})"
+        )
+        ax.axvspan(n + 0.5, n + delta + 0.5, color="tab:blue", alpha=0.08)
+        for k, (name, f) in enumerate(forecasts.items()):
+            x = where + 0.15 * delta * k
+            yerr = None if f.low is None else [[f.value - f.low], [f.high - f.value]]
+            ax.errorbar(
+                [x],
+                [f.value],
+                yerr=yerr,
+                fmt="o",
+                capsize=4,
+                lw=2,
+                color=("tab:red", "tab:orange", "tab:green")[k % 3],
+                label=f"{name} forecast, {1 - alpha:.0%} interval",
+            )
+        ax.set_xlabel("episode")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("performance of π")
+    axes[0].set_title(f"forecast of the mean over the next {delta} episode(s)")
+    axes[1].set_title("recent episodes and the forecast")
+    axes[0].legend(frameon=False, fontsize="small")
     fig.tight_layout()
     return _save(fig, path)

@@ -303,14 +303,14 @@ def wild_bootstrap_t(signs, e, zeta, P, K, v):
         NaN where the bootstrap standard error is 0 and the numerator too.
     """
     n, k = P.shape
-    sigma = np.unpackbits(signs, axis=1, count=n, bitorder="little").astype(np.float64)
-    sigma = 2.0 * sigma - 1.0  # (B, N) of ±1
-    # M = [ζ⊙e, e⊙K, v⊙e⊙P], (N, 2k+1);  S = σ M
+    # bits (B, N) of {0, 1}: σ = 2 bits − 1
+    bits = np.unpackbits(signs, axis=1, count=n, bitorder="little").astype(np.float64)
+    # M = [ζ⊙e, e⊙K, v⊙e⊙P], (N, 2k+1);  S = σ M = 2 bits M − Σ_i M_i
     M = np.concatenate([(zeta * e)[:, None], e[:, None] * K, (v * e)[:, None] * P], axis=1)
-    S = sigma @ M
+    S = 2.0 * (bits @ M) - M.sum(axis=0)
     num, c, g = S[:, 0], S[:, 1 : k + 1], S[:, k + 1 :]
     # Σ v r*² = Σ v e² − 2 c·g + cᵀ V c,  V = Pᵀ diag(v) P
     V = P.T @ (v[:, None] * P)
-    s2 = (v * e * e).sum() - 2.0 * np.einsum("bj,bj->b", c, g) + np.einsum("bj,jl,bl->b", c, V, c)
+    s2 = (v * e * e).sum() - 2.0 * (c * g).sum(axis=1) + ((c @ V) * c).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return num / np.sqrt(np.maximum(s2, 0.0))

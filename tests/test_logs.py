@@ -1,6 +1,7 @@
 """Logged episodes from CSV (``pyprog.logs``) and ``pyprog forecast``."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -167,3 +168,16 @@ class TestForecastCommand:
         assert proc.stderr == (
             f"pyprog forecast: error: {path}, line 3, column 'reward': 'x' is not a number\n"
         )
+
+
+def test_forecast_without_nwis_when_every_ratio_underflows(tmp_path, capsys):
+    # π gives the logged actions probability e^-800: every NWIS weight is 0 in floating point
+    rows = [f"{i},0,{float(np.sin(i / 9))!r},-800,-0.7\n" for i in range(30)]
+    path = tmp_path / "logs.csv"
+    path.write_text(HEADER + "".join(rows))
+    assert main(["forecast", str(path), "--d", "3", "--json", str(tmp_path / "f.json")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"NWIS +no forecast: nwis_forecast: the weighted least-squares system", out)
+    result = json.loads((tmp_path / "f.json").read_text())
+    assert result["nwis"]["value"] is None and "rank-deficient" in result["nwis"]["error"]
+    assert result["nis"]["value"] == pytest.approx(0.0)

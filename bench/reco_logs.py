@@ -42,13 +42,23 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--episodes", type=int, default=420)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--delta", type=int, default=10, help="episodes to report the truth of")
     args = parser.parse_args()
-    rows, _, _ = reco_logs(args.episodes, seed=args.seed)
+    # play delta more episodes than are logged: their expected rewards are the truth
+    rows, J_pi, J_beta = reco_logs(args.episodes + args.delta, seed=args.seed)
+    rows = rows[: args.episodes]
     with open(args.path, "w") as fh:
         fh.write("episode,step,reward,log_pi,log_beta\n")
         for episode, step, reward, log_pi, log_beta in rows:
             fh.write(f"{episode},{step},{float(reward)!r},{float(log_pi)!r},{float(log_beta)!r}\n")
     print(f"{len(rows)} episodes written to {args.path}")
+    future = slice(args.episodes, args.episodes + args.delta)
+    print(
+        f"truth over the next {args.delta} episodes: J(π) = {J_pi[future].mean():.4f}, "
+        f"J(β) = {J_beta[future].mean():.4f}, advantage of π "
+        f"{(J_pi[future] - J_beta[future]).mean():.4f}; over the logged episodes: advantage "
+        f"{(J_pi[: args.episodes] - J_beta[: args.episodes]).mean():.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pyprog.estimators import (
     pdis,
 )
 from pyprog.experiment import RunResult, run, surrogate_regret
+from pyprog.safety import SafetyTest, safety_test
 
 __all__ = [
     "BASES",
@@ -32,6 +33,7 @@ __all__ = [
     "ForecastError",
     "PDISResult",
     "RunResult",
+    "SafetyTest",
     "__version__",
     "backend",
     "episode_ratios",
@@ -42,6 +44,7 @@ __all__ = [
     "ols_weights",
     "pdis",
     "run",
+    "safety_test",
     "surrogate_regret",
     "time_basis",
     "time_index",

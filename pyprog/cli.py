@@ -240,6 +240,123 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _forecast_summary(args: argparse.Namespace) -> dict:
+    """Read ``args.logs``, forecast with NIS and NWIS, run the safety test: JSON-ready."""
+    import math
+
+    import numpy as np
+
+    import pyprog
+    from pyprog.bases import n_features
+    from pyprog.logs import LogFormatError, read_logs
+
+    logs = read_logs(args.logs)
+    k = n_features(args.basis, args.d)
+    if logs.episodes <= k:
+        raise LogFormatError(
+            f"{args.logs}, line {logs.line_of_row(-1)}, column 'episode': only "
+            f"{logs.episodes} episode(s), and the {args.basis} basis with d={args.d} has {k} "
+            "features; an interval needs more episodes than features (use a smaller --d)"
+        )
+    opts = dict(alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
+    shape = dict(delta=args.delta, basis=args.basis, d=args.d)
+    J = pyprog.pdis(logs.log_pi, logs.log_beta, logs.rewards, logs.mask, args.gamma, args.clip).J
+    nis = pyprog.nis_forecast(J, **shape, **opts)
+    lam, _ = pyprog.episode_ratios(logs.log_pi, logs.log_beta, logs.mask, args.clip)
+    G = (logs.rewards * logs.mask * args.gamma ** np.arange(logs.mask.shape[1])).sum(axis=1)
+    try:
+        nwis = pyprog.nwis_forecast(G, lam, **shape, **opts)
+    except pyprog.ForecastError as exc:
+        nwis = exc
+    safety = pyprog.safety_test(
+        logs.log_pi,
+        logs.log_beta,
+        logs.rewards,
+        logs.mask,
+        **shape,
+        **opts,
+        gamma=args.gamma,
+        clip=args.clip,
+    )
+
+    def interval(f):
+        if isinstance(f, Exception):
+            return {"value": None, "low": None, "high": None, "error": str(f)}
+        return {"value": f.value, "low": f.low, "high": f.high}
+
+    return {
+        "file": str(args.logs),
+        "episodes": logs.episodes,
+        "steps": logs.rows,
+        **shape,
+        "gamma": args.gamma,
+        "clip": args.clip if math.isfinite(args.clip) else None,
+        "alpha": args.alpha,
+        "n_boot": args.n_boot,
+        "seed": args.seed,
+        "nis": interval(nis),
+        "nwis": interval(nwis),
+        "safety": safety.as_dict(),
+        "past_mean_pdis": float(J.mean()),
+        "_plot": (J, nis, nwis),
+    }
+
+
+def _cmd_forecast(args: argparse.Namespace) -> int:
+    import json
+
+    summary = _forecast_summary(args)
+    J, nis, nwis = summary.pop("_plot")
+    level = f"{1 - args.alpha:.0%}"
+    print(
+        f"{summary['file']}: {summary['episodes']} episodes ({summary['steps']} steps); "
+        f"forecast of the mean over the next {args.delta} episode(s), {args.basis} basis, "
+        f"d={args.d}, {level} wild-bootstrap intervals"
+    )
+    print(f"{'':<6}{'forecast':>10}{'low':>10}{'high':>10}")
+    for name in ("nis", "nwis"):
+        r = summary[name]
+        if r["value"] is None:
+            print(f"{name.upper():<6}  no forecast: {r['error']}")
+        else:
+            print(f"{name.upper():<6}{r['value']:>10.4g}{r['low']:>10.4g}{r['high']:>10.4g}")
+    s = summary["safety"]
+    print(
+        f"safety test (alpha {args.alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
+        f"forecast advantage over β {s['value']:.4g}, one-sided lower bound {s['low']:.4g}"
+    )
+    print(
+        f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
+        f"past mean advantage {s['past_mean']:.4g}, lower bound {s['stationary_low']:.4g}"
+    )
+    if args.json:
+        try:
+            with open(args.json, "w") as fh:
+                json.dump(summary, fh, indent=1)
+                fh.write("\n")
+        except OSError as exc:
+            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
+    if args.plot:
+        from pyprog.plots import plot_forecast
+
+        forecasts = {"NIS": nis}
+        if not isinstance(nwis, Exception):
+            forecasts["NWIS"] = nwis
+        try:
+            plot_forecast(
+                J,
+                forecasts,
+                delta=args.delta,
+                basis=args.basis,
+                d=args.d,
+                alpha=args.alpha,
+                path=args.plot,
+            )
+        except OSError as exc:
+            raise ValueError(f"cannot write --plot {args.plot}: {exc.strerror or exc}") from None
+    return 0
+
+
 def _say_if_compiling(envs) -> None:
     """numba compiles the patient model on first use (then caches it): say so once."""
     if "diabetes" not in envs:
@@ -316,6 +433,27 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--jobs", type=int, default=None, help="worker processes")
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=_cmd_reproduce)
+
+    fc = sub.add_parser(
+        "forecast",
+        help="forecast a policy's future performance from logged episodes (CSV), with intervals",
+        description="Read LOGS.csv (columns episode,step,reward,log_pi,log_beta; one row per "
+        "step, episodes in play order), forecast the evaluated policy's mean performance over "
+        "the next --delta episodes by NIS and NWIS with wild-bootstrap intervals, and test "
+        "whether it will beat the behaviour policy (pyprog.safety_test).",
+    )
+    fc.add_argument("logs", help="CSV file of logged steps")
+    fc.add_argument("--delta", type=int, default=1, help="forecast horizon in episodes (1)")
+    fc.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
+    fc.add_argument("--d", type=int, default=5, help="basis features (default 5)")
+    fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
+    fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
+    fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")
+    fc.add_argument("--n-boot", type=int, default=2000, help="bootstrap draws (default 2000)")
+    fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
+    fc.add_argument("--plot", default=None, help="write the figure to this PNG file")
+    fc.set_defaults(func=_cmd_forecast)
     return parser
 
 

@@ -38,6 +38,7 @@ from pyprog._validation import (
     check_same_shape,
 )
 from pyprog.bases import forecast_design, n_features
+from pyprog.uncertainty import check_alpha, check_n_boot, forecast_interval
 
 __all__ = [
     "Forecast",
@@ -75,6 +76,10 @@ class Forecast(NamedTuple):
     value: float
     #: ∂value/∂input, shape (N,): w.r.t. the PDIS estimates (NIS) or the ratios (NWIS).
     grad: np.ndarray
+    #: Lower end of the two-sided 1 − alpha wild-bootstrap interval; None without alpha.
+    low: float | None = None
+    #: Upper end of that interval; None without alpha.
+    high: float | None = None
 
 
 def _episode_arrays(log_pi, log_beta, mask, rewards=None):
@@ -228,7 +233,16 @@ def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> n
     return zeta
 
 
-def nis_forecast(J_hat, delta: int = 1, basis: str = "fourier", d: int = 5) -> Forecast:
+def nis_forecast(
+    J_hat,
+    delta: int = 1,
+    basis: str = "fourier",
+    d: int = 5,
+    *,
+    alpha: float | None = None,
+    n_boot: int = 2000,
+    seed=None,
+) -> Forecast:
     """NIS: forecast the mean performance over the next ``delta`` episodes by OLS.
 
     ``Ĵ_{N+δ} = φ*(ΦᵀΦ)⁻¹ΦᵀY`` with ``Y_i = Ĵ_i`` the per-episode PDIS estimates in
@@ -243,11 +257,21 @@ def nis_forecast(J_hat, delta: int = 1, basis: str = "fourier", d: int = 5) -> F
     basis : {"fourier", "poly", "linear"}
     d : int >= 1
         Number of basis features (at most N).
+    alpha : float in (0, 1), optional
+        If given, also a two-sided ``1 − alpha`` confidence interval of the mean
+        performance over the next ``delta`` episodes, by a wild bootstrap of the
+        studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
+        see :mod:`pyprog.uncertainty`). Without it nothing more is computed.
+    n_boot : int >= 100
+        Bootstrap draws (only with ``alpha``).
+    seed : None, int or numpy.random.Generator
+        Seeds the bootstrap's signs: the same seed gives the same interval.
 
     Returns
     -------
     Forecast
-        ``value`` and ``grad = ζ`` (N,), ``∂value/∂J_hat``.
+        ``value`` and ``grad = ζ`` (N,), ``∂value/∂J_hat``; with ``alpha``, ``low`` and
+        ``high``.
 
     Examples
     --------
@@ -255,16 +279,37 @@ def nis_forecast(J_hat, delta: int = 1, basis: str = "fourier", d: int = 5) -> F
     >>> trend = 2.0 + 0.5 * np.arange(1, 21)  # a perfectly linear past
     >>> round(nis_forecast(trend, delta=1, basis="linear").value, 10)  # episode 21
     12.5
+    >>> noisy = trend + np.random.default_rng(0).normal(0.0, 1.0, 20)
+    >>> f = nis_forecast(noisy, basis="linear", alpha=0.1, seed=0)
+    >>> bool(f.low < 12.5 < f.high)
+    True
     """
     J_hat = as_float_array("J_hat", J_hat, 1, "(N,)")
     check_finite("J_hat", J_hat)
+    if alpha is not None:
+        alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
     _check_enough(len(J_hat), basis, d, "nis_forecast")
     phi, phi_star = forecast_design(len(J_hat), delta, basis, d)
     f, zeta, _ = _solve(phi, np.ones(len(J_hat)), J_hat, phi_star, "nis_forecast")
-    return Forecast(f, zeta)
+    if alpha is None:
+        return Forecast(f, zeta)
+    ci = forecast_interval(
+        phi, np.ones(len(J_hat)), J_hat, phi_star, alpha=alpha, n_boot=n_boot, seed=seed
+    )
+    return Forecast(f, zeta, ci.low, ci.high)
 
 
-def nwis_forecast(returns, ratios, delta: int = 1, basis: str = "fourier", d: int = 5) -> Forecast:
+def nwis_forecast(
+    returns,
+    ratios,
+    delta: int = 1,
+    basis: str = "fourier",
+    d: int = 5,
+    *,
+    alpha: float | None = None,
+    n_boot: int = 2000,
+    seed=None,
+) -> Forecast:
     """NWIS: forecast by weighted least squares of the returns, weighted by the ratios.
 
     ``Ĵ‡_{N+δ} = φ*(ΦᵀΛΦ)⁻¹ΦᵀΛG`` with ``Λ = diag(ratios)`` and ``G_i`` the discounted
@@ -279,6 +324,11 @@ def nwis_forecast(returns, ratios, delta: int = 1, basis: str = "fourier", d: in
         Whole-episode importance ratios ``λ_i >= 0`` (e.g. from :func:`episode_ratios`).
     delta, basis, d
         As in :func:`nis_forecast`.
+    alpha, n_boot, seed
+        As in :func:`nis_forecast`: with ``alpha``, a two-sided ``1 − alpha`` interval by
+        the wild bootstrap of the weighted fit, the ratios held fixed (its standard error
+        is the sandwich variance of the WLS estimating equations, valid for random
+        ratios too; see :mod:`pyprog.uncertainty`).
 
     Returns
     -------
@@ -286,6 +336,7 @@ def nwis_forecast(returns, ratios, delta: int = 1, basis: str = "fourier", d: in
         ``value`` and ``grad`` (N,) ``= ∂value/∂ratios = (φ_i·u)(G_i − φ_i·w)`` with
         ``u = (ΦᵀΛΦ)⁻¹φ*ᵀ`` and ``w`` the regression weights; chain it with
         ``∇λ_i = λ_i Σ_t ∇log π`` (0 where the ratio is clipped) for a policy gradient.
+        With ``alpha``, ``low`` and ``high``.
 
     Raises
     ------
@@ -305,7 +356,12 @@ def nwis_forecast(returns, ratios, delta: int = 1, basis: str = "fourier", d: in
     check_finite("returns", returns)
     check_finite("ratios", ratios)
     check_nonnegative("ratios", ratios)
+    if alpha is not None:
+        alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
     _check_enough(len(returns), basis, d, "nwis_forecast")
     phi, phi_star = forecast_design(len(returns), delta, basis, d)
     f, _, dfdratios = _solve(phi, ratios, returns, phi_star, "nwis_forecast")
-    return Forecast(f, dfdratios)
+    if alpha is None:
+        return Forecast(f, dfdratios)
+    ci = forecast_interval(phi, ratios, returns, phi_star, alpha=alpha, n_boot=n_boot, seed=seed)
+    return Forecast(f, dfdratios, ci.low, ci.high)

@@ -453,3 +453,72 @@ def test_vectorised_tanh_and_log_are_accurate():
         np.abs(compiled._elementwise("log", y) - np.log(y))
         <= 4 * np.spacing(np.abs(np.log(y))) + 1e-300
     )
+
+
+# --- wild bootstrap of a linear forecast (issue 10) ------------------------------------
+
+
+def bootstrap_inputs(rng, n, k, b):
+    signs = rng.integers(0, 256, size=(b, (n + 7) // 8), dtype=np.uint8)
+    e, zeta, v = rng.normal(size=n), rng.normal(size=n), rng.random(n)
+    P, K = rng.normal(size=(n, k)), rng.normal(size=(n, k))
+    return signs, e, zeta, P, K, v
+
+
+def bootstrap_t_reference(signs, e, zeta, P, K, v):
+    """The definition: flip, refit through the hat matrix, studentise (B × N arrays)."""
+    n = len(e)
+    bits = np.array(
+        [[(signs[b, i // 8] >> (i % 8)) & 1 for i in range(n)] for b in range(len(signs))]
+    )
+    flipped = np.where(bits == 1, 1.0, -1.0) * e
+    resid = flipped - flipped @ K @ P.T  # (I − P Kᵀ) e*
+    return flipped @ zeta / np.sqrt((resid**2) @ v)
+
+
+class TestWildBootstrapT:
+    @needs_compiled
+    def test_twins_share_signature_and_docstring(self):
+        f, c = fallback.wild_bootstrap_t, compiled.wild_bootstrap_t
+        assert list(inspect.signature(f).parameters) == list(inspect.signature(c).parameters)
+        assert inspect.getdoc(f) == inspect.getdoc(c)
+
+    @pytest.mark.parametrize("n, k, b", [(1, 1, 5), (8, 2, 17), (13, 3, 40), (200, 5, 64)])
+    def test_matches_definition(self, K, n, k, b):
+        args = bootstrap_inputs(np.random.default_rng(n * k), n, k, b)
+        assert_same(K.wild_bootstrap_t(*args), bootstrap_t_reference(*args), 1e-9)
+
+    @needs_compiled
+    @pytest.mark.parametrize(
+        "n, k, b", [(7, 1, 300), (64, 5, 500), (1001, 5, 2000), (999, 10, 100)]
+    )
+    def test_compiled_equals_fallback(self, n, k, b):
+        args = bootstrap_inputs(np.random.default_rng(n + k), n, k, b)
+        assert_same(compiled.wild_bootstrap_t(*args), fallback.wild_bootstrap_t(*args))
+
+    def test_bits_past_n_are_ignored(self, K):
+        signs, *rest = bootstrap_inputs(np.random.default_rng(3), 11, 2, 50)
+        other = signs.copy()
+        other[:, -1] |= 0b11111000  # bits 11..15 of a row hold no episode
+        np.testing.assert_array_equal(
+            K.wild_bootstrap_t(signs, *rest), K.wild_bootstrap_t(other, *rest)
+        )
+
+    def test_all_plus_signs_give_the_observed_statistic(self, K):
+        rng = np.random.default_rng(4)
+        _, e, zeta, P, Kmat, v = bootstrap_inputs(rng, 20, 3, 1)
+        signs = np.full((2, 3), 255, dtype=np.uint8)
+        expected = e @ zeta / np.sqrt(((e - e @ Kmat @ P.T) ** 2) @ v)
+        assert_same(K.wild_bootstrap_t(signs, e, zeta, P, Kmat, v), [expected, expected], 1e-9)
+
+    def test_no_draws(self, K):
+        signs, *rest = bootstrap_inputs(np.random.default_rng(5), 9, 2, 0)
+        assert K.wild_bootstrap_t(signs, *rest).shape == (0,)
+
+    @needs_compiled
+    def test_compiled_checks_the_signs_array(self):
+        signs, *rest = bootstrap_inputs(np.random.default_rng(6), 9, 2, 4)
+        with pytest.raises(ValueError, match="signs must be a C-contiguous uint8"):
+            compiled.wild_bootstrap_t(signs[:, :1].copy(), *rest)
+        with pytest.raises(ValueError, match="signs"):
+            compiled.wild_bootstrap_t(signs.astype(np.int64), *rest)

@@ -262,3 +262,55 @@ def softmax_backward(
         parts += [(dpre.T @ obs).ravel(), dpre.sum(axis=0)]
     parts += [(dz.T @ hidden).ravel(), dz.sum(axis=0)]
     return np.concatenate(parts)
+
+
+# --- wild bootstrap of a linear forecast (issue 10) ------------------------------------
+
+
+def wild_bootstrap_t(signs, e, zeta, P, K, v):
+    """Wild-bootstrap t-statistics of a linear forecast, one per row of Rademacher signs.
+
+    Row ``b`` of ``signs`` holds the signs ``σ_b ∈ {−1, +1}^N`` packed 8 to a byte:
+    ``σ_bi = +1`` where bit ``i % 8`` (least significant first) of ``signs[b, i // 8]``
+    is set, −1 where it is not. With ``e* = σ_b ⊙ e`` the flipped residuals::
+
+        num[b] = ζ · e*                          (f* − f: the forecast moves by ζᵀ e*)
+        r*     = e* − P (Kᵀ e*)                  (residuals of the refit, (I − P Kᵀ) e*)
+        t[b]   = num[b] / sqrt(Σ_i v_i r*_i²)    (its standardised error)
+
+    For a weighted fit with design Φ and weights Λ, ``P = Φ (ΦᵀΛΦ)⁻¹`` and ``K = ΛΦ``
+    (so ``P Kᵀ`` is the hat matrix), ``ζ = K (ΦᵀΛΦ)⁻¹ φ*`` and ``v = ζ² / (1 − h)``.
+    Only ``σ @ [ζ⊙e, e⊙K, v⊙e⊙P]`` (B × (2k+1)) is formed, never a B × N array of
+    residuals: with ``c = Kᵀe*``, ``g = Pᵀ(v⊙e*)`` and σ² = 1,
+    ``Σ_i v_i r*_i² = Σ_i v_i e_i² − 2 c·g + cᵀ (Pᵀ diag(v) P) c``.
+
+    Parameters
+    ----------
+    signs : ndarray of uint8, shape (B, ceil(N / 8))
+        Packed Rademacher signs (bits beyond N are ignored).
+    e : ndarray of float64, shape (N,)
+        Residuals to flip (leverage-adjusted).
+    zeta : ndarray of float64, shape (N,)
+        Forecast weights, ``f = ζ · y``.
+    P, K : ndarray of float64, shape (N, k), C-contiguous
+        Factors of the hat matrix ``H = P Kᵀ``.
+    v : ndarray of float64, shape (N,)
+        Non-negative weights of the squared residuals in the standard error.
+
+    Returns
+    -------
+    t : ndarray of float64, shape (B,)
+        NaN where the bootstrap standard error is 0 and the numerator too.
+    """
+    n, k = P.shape
+    # bits (B, N) of {0, 1}: σ = 2 bits − 1
+    bits = np.unpackbits(signs, axis=1, count=n, bitorder="little").astype(np.float64)
+    # M = [ζ⊙e, e⊙K, v⊙e⊙P], (N, 2k+1);  S = σ M = 2 bits M − Σ_i M_i
+    M = np.concatenate([(zeta * e)[:, None], e[:, None] * K, (v * e)[:, None] * P], axis=1)
+    S = 2.0 * (bits @ M) - M.sum(axis=0)
+    num, c, g = S[:, 0], S[:, 1 : k + 1], S[:, k + 1 :]
+    # Σ v r*² = Σ v e² − 2 c·g + cᵀ V c,  V = Pᵀ diag(v) P
+    V = P.T @ (v[:, None] * P)
+    s2 = (v * e * e).sum() - 2.0 * (c * g).sum(axis=1) + ((c @ V) * c).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / np.sqrt(np.maximum(s2, 0.0))

@@ -1,0 +1,162 @@
+"""A safety test for non-stationary environments (SPEC §2b; SPIN, Chandak et al. 2020).
+
+May a candidate policy π replace the behaviour policy β that logged the data? For each
+logged episode, ``D_i = Ĵ_i(π) − G_i`` is how much better π would have done than β did
+(PDIS estimate minus β's own discounted return). Under non-stationarity the past mean
+of D says little about the future, so the test forecasts D over the next ``delta``
+episodes (NIS, OLS on a time basis) and accepts π only if the one-sided ``1 − alpha``
+wild-bootstrap lower bound of that forecast is above 0.
+
+The stationary one-sided t-test of the mean of D is reported alongside, for
+comparison: it answers a different question (was π better on average in the past?).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.stats
+
+from pyprog.bases import forecast_design
+from pyprog.estimators import _check_enough, _episode_arrays, pdis
+from pyprog.uncertainty import check_alpha, check_n_boot, forecast_interval
+
+__all__ = ["SafetyTest", "safety_test"]
+
+
+@dataclass(frozen=True)
+class SafetyTest:
+    """Outcome of :func:`safety_test`: the decision and the numbers behind it."""
+
+    #: True iff ``low > 0``: π is forecast to do better than β with confidence 1 − alpha.
+    accept: bool
+    #: Forecast mean of ``D = Ĵ(π) − G`` over the next ``delta`` episodes (NIS).
+    value: float
+    #: One-sided ``1 − alpha`` wild-bootstrap lower bound of ``value``.
+    low: float
+    #: Robust standard error of ``value``.
+    se: float
+    #: The significance level of the test.
+    alpha: float
+    #: Number of logged episodes N.
+    episodes: int
+    #: Past mean of D (what a stationary test looks at).
+    past_mean: float
+    #: One-sided ``1 − alpha`` Student-t lower bound of the past mean of D.
+    stationary_low: float
+    #: One-sided p-value of the t-test of "mean D <= 0".
+    stationary_p: float
+    #: The stationary t-test's decision: ``stationary_low > 0``.
+    stationary_accept: bool
+    #: The per-episode differences ``D_i``, shape (N,), oldest first.
+    differences: np.ndarray = field(repr=False, compare=False)
+
+    def as_dict(self) -> dict:
+        """The scalar fields, for JSON."""
+        return {k: v for k, v in self.__dict__.items() if k != "differences"}
+
+
+def safety_test(
+    log_pi,
+    log_beta,
+    rewards,
+    mask=None,
+    *,
+    delta: int,
+    basis: str,
+    d: int,
+    alpha: float,
+    gamma: float = 1.0,
+    clip: float = np.inf,
+    n_boot: int = 2000,
+    seed=None,
+) -> SafetyTest:
+    """Test whether a candidate policy π will do better than the behaviour policy β.
+
+    Accept iff the one-sided ``1 − alpha`` lower bound of the NIS forecast of
+    ``D_i = Ĵ_i(π) − G_i`` over the next ``delta`` episodes is > 0, where ``Ĵ_i(π)``
+    is the PDIS estimate of π in logged episode i and ``G_i = Σ_t γ^t r_{i,t}`` the
+    return β obtained. The bound is the wild-bootstrap-t bound of
+    :mod:`pyprog.uncertainty` (HC2 residuals, Rademacher signs): if the trend of D
+    lies in the span of the basis, a π that is not better is accepted with
+    probability at most about ``alpha``.
+
+    Parameters
+    ----------
+    log_pi, log_beta, rewards : array_like, shape (N, H)
+        As in :func:`pyprog.pdis`: the candidate's and the behaviour's
+        log-probabilities of the logged actions, and the rewards.
+    mask : array_like of {0, 1}, shape (N, H), optional
+    delta : int >= 1
+        Horizon: the test is about the mean of the next ``delta`` episodes.
+    basis : {"fourier", "poly", "linear"}
+    d : int >= 1
+    alpha : float in (0, 1)
+        Significance level: the accepted risk of deploying a worse policy.
+    gamma : float in [0, 1]
+    clip : float > 0
+        Clip of the PDIS ratios (``inf``: none; clipping biases Ĵ(π) downwards,
+        which makes the test more cautious, not less).
+    n_boot : int >= 100
+    seed : None, int or numpy.random.Generator
+        Seeds the bootstrap: the same seed gives the same decision.
+
+    Returns
+    -------
+    SafetyTest
+        ``accept``, ``value``, ``low`` and the stationary t-test's numbers.
+
+    Examples
+    --------
+    A candidate that was better in the past, but less and less so:
+
+    >>> rng = np.random.default_rng(0)
+    >>> n = 300
+    >>> log_beta = np.full((n, 1), np.log(0.5))
+    >>> actions = rng.integers(0, 2, size=(n, 1))
+    >>> log_pi = np.log(np.where(actions == 1, 0.9, 0.1))  # π mostly plays action 1
+    >>> x = np.arange(1, n + 1)[:, None] / n
+    >>> rewards = np.where(actions == 1, 1.5 - 2.0 * x, 0.0) + rng.normal(0, 0.3, (n, 1))
+    >>> test = safety_test(log_pi, log_beta, rewards, delta=5, basis="linear", d=2,
+    ...                    alpha=0.05, seed=0)
+    >>> test.stationary_accept, test.accept, bool(test.value < 0)
+    (True, False, True)
+    """
+    alpha = check_alpha(alpha)
+    n_boot = check_n_boot(n_boot)
+    J = pdis(log_pi, log_beta, rewards, mask, gamma=gamma, clip=clip).J
+    _, _, rewards, mask = _episode_arrays(log_pi, log_beta, mask, rewards)
+    G = (rewards * mask * float(gamma) ** np.arange(rewards.shape[1])).sum(axis=1)
+    D = J - G
+    n = len(D)
+    _check_enough(n, basis, d, "safety_test")
+    phi, phi_star = forecast_design(n, delta, basis, d)
+    ci = forecast_interval(
+        phi, np.ones(n), D, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, one_sided=True
+    )
+    past_mean = float(D.mean())
+    if n > 1:
+        se = float(D.std(ddof=1)) / math.sqrt(n)
+        t_crit = float(scipy.stats.t.ppf(1.0 - alpha, n - 1))
+        stationary_low = past_mean - t_crit * se
+        if se > 0:
+            stationary_p = float(scipy.stats.t.sf(past_mean / se, n - 1))
+        else:
+            stationary_p = 0.0 if past_mean > 0 else 1.0
+    else:
+        stationary_low, stationary_p = -math.inf, 1.0
+    return SafetyTest(
+        accept=bool(ci.low > 0.0),
+        value=ci.value,
+        low=ci.low,
+        se=ci.se,
+        alpha=alpha,
+        episodes=n,
+        past_mean=past_mean,
+        stationary_low=stationary_low,
+        stationary_p=stationary_p,
+        stationary_accept=bool(stationary_low > 0.0),
+        differences=D,
+    )

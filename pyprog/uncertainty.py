@@ -1,0 +1,199 @@
+"""Forecast uncertainty: wild-bootstrap intervals for NIS and NWIS forecasts (SPEC §2b).
+
+A forecast of either estimator is linear in its targets, ``f = ζᵀy``, with ζ fixed by
+the design Φ, the forecast features φ* and (NWIS) the weights Λ. Following Chandak et
+al. (NeurIPS 2020, "SPIN"), its uncertainty comes from a heteroskedasticity-robust
+standard error and a wild bootstrap of the studentised forecast:
+
+* fit ``ŷ = Φw``, residuals ``ξ̂ = y − ŷ``, leverages ``h_i = λ_i φ_iᵀ(ΦᵀΛΦ)⁻¹φ_i``
+  (the diagonal of the hat matrix ``H = Φ(ΦᵀΛΦ)⁻¹ΦᵀΛ``; λ ≡ 1 for NIS);
+* adjusted residuals ``ξ̃_i = ξ̂_i / √(1 − h_i)`` (the "HC2" correction, which makes
+  ``E ξ̃_i² = Var y_i`` exactly for homoskedastic OLS);
+* standard error ``ŝ² = Σ_i ζ_i² ξ̃_i²``;
+* wild bootstrap: ``y* = ŷ + σ* ⊙ ξ̃`` with Rademacher signs σ*; since Φ and Λ are
+  fixed, ``f* − f = ζᵀ(σ*⊙ξ̃)`` and the refit's residuals are ``(I − H)(σ*⊙ξ̃)``, so
+  ``ŝ*`` follows without refitting, and ``t* = (f* − f)/ŝ*``;
+* two-sided ``1 − α`` interval ``[f − ŝ t*_{1−α/2}, f − ŝ t*_{α/2}]``; one-sided lower
+  bound ``f − ŝ t*_{1−α}``.
+
+NWIS (weighted fit). The forecast solves the estimating equations
+``Σ_i λ_i φ_i (G_i − φ_iᵀw) = 0``; its sandwich (robust) variance is
+``Σ_i (λ_i φ*ᵀA⁻¹φ_i)² ξ̂_i² = Σ_i ζ_i² ξ̂_i²`` with ``A = ΦᵀΛΦ``. That is the same
+formula with ζ the WLS forecast weights, and it holds whether the ratios λ are fixed or
+random, because the residual ``λ_i ξ̂_i`` of each estimating equation carries the
+randomness of λ_i along with that of G_i. So the bootstrap holds Λ fixed and flips the
+residuals, exactly as for NIS, with the oblique hat matrix ``H = Φ A⁻¹ ΦᵀΛ``.
+
+The bootstrap itself is the kernel :func:`pyprog._ext.fallback.wild_bootstrap_t`
+(Cython, with a NumPy twin): Φ is fixed, so it is linear algebra on residuals.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from pyprog._backend import kernels
+
+__all__ = [
+    "MIN_BOOT",
+    "BootstrapInterval",
+    "check_alpha",
+    "check_n_boot",
+    "forecast_interval",
+    "rademacher_signs",
+]
+
+#: The fewest bootstrap draws accepted: the tails of t* need at least this many.
+MIN_BOOT = 100
+
+
+class BootstrapInterval(NamedTuple):
+    """A wild-bootstrap confidence interval of a linear forecast."""
+
+    #: The forecast ``f = ζᵀy``.
+    value: float
+    #: Lower end: two-sided ``f − ŝ t*_{1−α/2}``, or one-sided ``f − ŝ t*_{1−α}``.
+    low: float
+    #: Upper end ``f − ŝ t*_{α/2}`` (``inf`` for a one-sided lower bound).
+    high: float
+    #: Robust standard error ``ŝ = √(Σ ζ_i² ξ̃_i²)``.
+    se: float
+
+
+def check_alpha(alpha: float) -> float:
+    """A significance level lies strictly between 0 and 1."""
+    ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
+    if not ok or not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05; got {alpha!r}")
+    return float(alpha)
+
+
+def check_n_boot(n_boot: int) -> int:
+    """The number of bootstrap draws is an integer >= ``MIN_BOOT``."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < MIN_BOOT:
+        raise ValueError(f"n_boot must be an integer >= {MIN_BOOT}; got {n_boot!r}")
+    return int(n_boot)
+
+
+def _generator(seed) -> np.random.Generator:
+    if seed is None or isinstance(seed, np.random.Generator):
+        return np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(
+            f"seed must be None, an integer >= 0 or a numpy.random.Generator; got {seed!r}"
+        )
+    return np.random.default_rng(int(seed))
+
+
+def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
+    """``n_boot`` rows of ``n`` Rademacher signs, packed 8 to a byte (bit set = +1).
+
+    Drawn in Python from one ``numpy.random.Generator``, so both kernel backends see
+    the very same signs and give the same interval for the same seed.
+
+    Returns
+    -------
+    signs : ndarray of uint8, shape (n_boot, ceil(n / 8))
+
+    Examples
+    --------
+    >>> signs = rademacher_signs(10, 3, seed=0)
+    >>> signs.shape, signs.dtype
+    ((3, 2), dtype('uint8'))
+    >>> np.unpackbits(signs, axis=1, count=10, bitorder="little").shape
+    (3, 10)
+    """
+    rng = _generator(seed)
+    return rng.integers(0, 256, size=(n_boot, (n + 7) // 8), dtype=np.uint8)
+
+
+def _weighted_fit(phi: np.ndarray, weights: np.ndarray, y: np.ndarray, phi_star: np.ndarray):
+    """Forecast weights, fit, leverages and hat-matrix factors of a weighted fit.
+
+    Through the thin SVD ``√Λ Φ = U S Vᵀ`` (no normal equations): ``A⁻¹ = V S⁻² Vᵀ``,
+    ``P = Φ A⁻¹``, ``K = ΛΦ``, ``ζ = K A⁻¹ φ*``, ``ŷ = P Kᵀ y`` and ``h_i = ‖U_i‖²``.
+    """
+    root = np.sqrt(weights)
+    U, S, Vt = np.linalg.svd(root[:, None] * phi, full_matrices=False)
+    A_inv = (Vt.T / S**2) @ Vt
+    P = np.ascontiguousarray(phi @ A_inv)
+    K = np.ascontiguousarray(weights[:, None] * phi)
+    zeta = K @ (A_inv @ phi_star)
+    fitted = P @ (K.T @ y)
+    leverage = np.einsum("ij,ij->i", U, U)
+    return zeta, fitted, leverage, P, K
+
+
+def forecast_interval(
+    phi: np.ndarray,
+    weights: np.ndarray,
+    y: np.ndarray,
+    phi_star: np.ndarray,
+    *,
+    alpha: float,
+    n_boot: int = 2000,
+    seed=None,
+    one_sided: bool = False,
+) -> BootstrapInterval:
+    """Wild-bootstrap-t interval of the (weighted) least-squares forecast ``φ*·w``.
+
+    Parameters
+    ----------
+    phi : ndarray of float64, shape (N, k)
+        Design (e.g. from :func:`pyprog.forecast_design`); full column rank on the
+        episodes of non-zero weight (the caller checks that, see
+        :func:`pyprog.nwis_forecast`), and more such episodes than features.
+    weights : ndarray of float64, shape (N,)
+        ``λ_i >= 0``; ones for NIS.
+    y : ndarray of float64, shape (N,)
+        Targets: PDIS estimates (NIS) or returns (NWIS).
+    phi_star : ndarray of float64, shape (k,)
+    alpha : float in (0, 1)
+    n_boot : int >= 100
+    seed : None, int or numpy.random.Generator
+    one_sided : bool
+        Return the one-sided lower bound ``f − ŝ t*_{1−α}`` (and ``high = inf``).
+
+    Returns
+    -------
+    BootstrapInterval
+        ``value``, ``low``, ``high``, ``se``. A perfect fit (every residual 0) gives
+        ``low == high == value``.
+
+    Examples
+    --------
+    >>> from pyprog.bases import forecast_design
+    >>> rng = np.random.default_rng(0)
+    >>> phi, phi_star = forecast_design(200, delta=1, basis="linear")
+    >>> y = 1.0 + 2.0 * phi[:, 0] + rng.normal(0, 0.5, 200)
+    >>> ci = forecast_interval(phi, np.ones(200), y, phi_star, alpha=0.1, seed=0)
+    >>> bool(ci.low < ci.value < ci.high), round(ci.se, 2)
+    (True, 0.07)
+    """
+    alpha = check_alpha(alpha)
+    n_boot = check_n_boot(n_boot)
+    used, k = int(np.count_nonzero(weights)), phi.shape[1]
+    if used <= k:
+        raise ValueError(
+            f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
+            f"features, to estimate the noise; got {used} for {k}; use a smaller d"
+        )
+    zeta, fitted, leverage, P, K = _weighted_fit(phi, weights, y, phi_star)
+    f = float(zeta @ y)
+    # ξ̃ = ξ̂ / √(1 − h); where h = 1 the point is fitted exactly and ξ̂ = 0
+    resid = (y - fitted) / np.sqrt(np.maximum(1.0 - leverage, np.finfo(np.float64).eps))
+    v = zeta**2 / np.maximum(1.0 - leverage, np.finfo(np.float64).eps)
+    se = math.sqrt(float(zeta**2 @ resid**2))
+    if se == 0.0:
+        return BootstrapInterval(f, f, math.inf if one_sided else f, 0.0)
+    signs = rademacher_signs(len(y), n_boot, seed)
+    t = kernels.wild_bootstrap_t(signs, resid, zeta, P, K, v)
+    t = t[np.isfinite(t)]
+    if one_sided:
+        return BootstrapInterval(f, f - se * float(np.quantile(t, 1.0 - alpha)), math.inf, se)
+    upper, lower = np.quantile(t, [1.0 - alpha / 2.0, alpha / 2.0])
+    return BootstrapInterval(f, f - se * float(upper), f - se * float(lower), se)

@@ -1,0 +1,183 @@
+"""Logged episodes from CSV (``pyprog.logs``) and ``pyprog forecast``."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from forecast_montecarlo import safety_episodes
+
+import pyprog
+from pyprog.cli import main
+from pyprog.logs import LogFormatError, read_logs
+
+HEADER = "episode,step,reward,log_pi,log_beta\n"
+
+
+def write_logs(path, log_pi, log_beta, rewards, lengths=None, ids=None):
+    """One row per valid step, episodes in order (as a user's logger would write them)."""
+    n, h = rewards.shape
+    lengths = np.full(n, h) if lengths is None else lengths
+    ids = np.arange(n) if ids is None else ids
+    lines = [HEADER]
+    for i in range(n):
+        for t in range(lengths[i]):
+            values = (float(a[i, t]) for a in (rewards, log_pi, log_beta))
+            lines.append(f"{ids[i]},{t}," + ",".join(map(repr, values)) + "\n")
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture
+def episodes():
+    return safety_episodes(np.random.default_rng(0), 120, future_diff=0.2)
+
+
+class TestRead:
+    def test_round_trip_with_ragged_episodes(self, tmp_path, episodes):
+        log_pi, log_beta, rewards = episodes
+        lengths = np.random.default_rng(1).integers(1, 4, size=120)
+        ids = np.arange(120) * 10 + 5
+        logs = read_logs(write_logs(tmp_path / "l.csv", log_pi, log_beta, rewards, lengths, ids))
+        mask = (np.arange(3) < lengths[:, None]).astype(float)
+        assert logs.episodes == 120 and logs.rows == lengths.sum()
+        np.testing.assert_array_equal(logs.episode_ids, ids)
+        np.testing.assert_array_equal(logs.mask, mask)
+        np.testing.assert_array_equal(logs.rewards, rewards * mask)
+        np.testing.assert_array_equal(logs.log_pi, log_pi * mask)
+        np.testing.assert_array_equal(logs.log_beta, log_beta * mask)
+
+    def test_column_order_extra_columns_blank_lines_and_steps_from_one(self, tmp_path):
+        path = tmp_path / "l.csv"
+        path.write_text(
+            "note, log_beta,step,episode,reward,log_pi\n"
+            "a,-0.7,1,3,1.5,-0.1\n\n"
+            "b,-0.7,2,3,2.5,-0.2\r\n"
+            "c,-0.6,1,4,0.5,-0.3\n"
+        )
+        logs = read_logs(path)
+        assert logs.rewards.tolist() == [[1.5, 2.5], [0.5, 0.0]]
+        assert logs.log_beta.tolist() == [[-0.7, -0.7], [-0.6, 0.0]]
+        assert logs.line_of_row(-1) == 5  # the blank line counts
+
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ("", "line 1: the file is empty"),
+            ("episode,step,reward,log_pi\n0,0,1,-1\n", "line 1, column 'log_beta': missing column"),
+            (HEADER, "line 2: no data rows"),
+            (
+                HEADER + "0,0,1,-1,-1\n0,1,abc,-1,-1\n",
+                "line 3, column 'reward': 'abc' is not a number",
+            ),
+            (HEADER + "0,0,1,-1,-1\n0,1,1,-1\n", "line 3: 4 fields where the header has 5"),
+            (
+                HEADER + "0,0,1,-1,-1\n0,1,nan,-1,-1\n",
+                "line 3, column 'reward': nan is not allowed",
+            ),
+            (
+                HEADER + "0,0,1,-1,-1\n\n0,1,1,inf,-1\n",
+                "line 4, column 'log_pi': inf is not allowed",
+            ),
+            (HEADER + "0,0,1,-1,0.5\n", "line 2, column 'log_beta': 0.5 is a log-probability > 0"),
+            (
+                HEADER + "0,0,1,-1,-1\n0,2,1,-1,-1\n",
+                "line 3, column 'step': step 2 is out of order",
+            ),
+            (
+                HEADER + "0,1,1,-1,-1\n0,0,1,-1,-1\n",
+                "line 3, column 'step': step 0 is out of order",
+            ),
+            (HEADER + "0,0.5,1,-1,-1\n", "line 2, column 'step': 0.5 is not an integer"),
+            (
+                HEADER + "0,0,1,-1,-1\n1,0,1,-1,-1\n0,1,1,-1,-1\n",
+                "line 4, column 'episode': episode 0 appears again after other episodes",
+            ),
+        ],
+    )
+    def test_bad_input_names_line_and_column(self, tmp_path, text, message):
+        path = tmp_path / "bad.csv"
+        path.write_text(text)
+        with pytest.raises(LogFormatError, match=message) as exc:
+            read_logs(path)
+        assert str(exc.value).startswith(str(path)) and "\n" not in str(exc.value)
+
+    def test_missing_file(self, tmp_path):
+        with pytest.raises(LogFormatError, match="cannot read: No such file"):
+            read_logs(tmp_path / "absent.csv")
+
+
+class TestForecastCommand:
+    def test_table_json_and_plot(self, tmp_path, episodes, capsys):
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        out_json, out_png = tmp_path / "f.json", tmp_path / "f.png"
+        argv = ["forecast", str(path), "--delta", "5", "--basis", "fourier", "--d", "3"]
+        argv += ["--alpha", "0.1", "--json", str(out_json), "--plot", str(out_png)]
+        assert main(argv) == 0
+        printed = capsys.readouterr().out
+        assert "120 episodes (360 steps)" in printed and "NIS" in printed and "NWIS" in printed
+        assert "safety test (alpha 0.1)" in printed
+        result = json.loads(out_json.read_text())
+        log_pi, log_beta, rewards = episodes
+        # the command calls the public functions a Python user calls
+        J = pyprog.pdis(log_pi, log_beta, rewards).J
+        nis = pyprog.nis_forecast(J, 5, "fourier", 3, alpha=0.1, seed=0)
+        assert result["nis"] == pytest.approx(
+            {"value": nis.value, "low": nis.low, "high": nis.high}
+        )
+        lam, _ = pyprog.episode_ratios(log_pi, log_beta)
+        nwis = pyprog.nwis_forecast(rewards.sum(axis=1), lam, 5, "fourier", 3, alpha=0.1, seed=0)
+        assert result["nwis"]["low"] == pytest.approx(nwis.low)
+        safety = pyprog.safety_test(
+            log_pi, log_beta, rewards, delta=5, basis="fourier", d=3, alpha=0.1, seed=0
+        )
+        assert result["safety"] == pytest.approx(safety.as_dict())
+        assert result["episodes"] == 120 and result["clip"] is None
+        assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    def test_too_few_episodes_for_the_basis(self, tmp_path, episodes, capsys):
+        path = write_logs(tmp_path / "logs.csv", *(a[:5] for a in episodes))
+        assert main(["forecast", str(path), "--d", "5"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0
+        assert "line 16, column 'episode': only 5 episode(s)" in err
+
+    @pytest.mark.parametrize(
+        "args, message",
+        [
+            (["--alpha", "1.5"], "alpha must be a number in (0, 1)"),
+            (["--n-boot", "10"], "n_boot must be an integer >= 100"),
+            (["--clip", "0"], "clip must be a number > 0"),
+            (["--delta", "0"], "delta must be an integer >= 1"),
+        ],
+    )
+    def test_bad_options(self, tmp_path, episodes, capsys, args, message):
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        assert main(["forecast", str(path), *args]) == 2
+        assert message in capsys.readouterr().err
+
+    def test_bad_file_exits_2_with_one_line_and_no_traceback(self, tmp_path):
+        path = tmp_path / "bad.csv"
+        path.write_text(HEADER + "0,0,1,-1,-1\n0,1,x,-1,-1\n")
+        proc = subprocess.run(
+            [sys.executable, "-m", "pyprog", "forecast", str(path)], capture_output=True, text=True
+        )
+        assert proc.returncode == 2
+        assert proc.stderr == (
+            f"pyprog forecast: error: {path}, line 3, column 'reward': 'x' is not a number\n"
+        )
+
+
+def test_forecast_without_nwis_when_every_ratio_underflows(tmp_path, capsys):
+    # π gives the logged actions probability e^-800: every NWIS weight is 0 in floating point
+    rows = [f"{i},0,{float(np.sin(i / 9))!r},-800,-0.7\n" for i in range(30)]
+    path = tmp_path / "logs.csv"
+    path.write_text(HEADER + "".join(rows))
+    assert main(["forecast", str(path), "--d", "3", "--json", str(tmp_path / "f.json")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"NWIS +no forecast: nwis_forecast: the weighted least-squares system", out)
+    result = json.loads((tmp_path / "f.json").read_text())
+    assert result["nwis"]["value"] is None and "rank-deficient" in result["nwis"]["error"]
+    assert result["nis"]["value"] == pytest.approx(0.0)

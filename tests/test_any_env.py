@@ -13,21 +13,11 @@ from drifting_bandit import DriftingBandit
 from gymnasium import spaces
 
 import pyprog
-from pyprog import agents, estimators, policies
-from pyprog._ext import fallback
+from pyprog import policies
 from pyprog.adapter import observation_encoder, resolve_env
 from pyprog.cli import main
 from pyprog.hyperparams import Hyper, default_hyper, paper_hyper
 from pyprog.store import ResultStore
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def backend(request, monkeypatch):
-    """Both kernel backends: the NumPy twins patched in where the learners use kernels."""
-    if request.param == "numpy":
-        for module in (agents, estimators, policies):
-            monkeypatch.setattr(module, "kernels", fallback)
-    return request.param
 
 
 class CountingEnv(gym.Env):

@@ -306,6 +306,10 @@ def test_runs_are_stored_by_their_string_with_no_speed(tmp_path):
         assert row.speed is None and row.key[2] is None
         assert row.to_result().speed is None
         np.testing.assert_array_equal(row.returns, result.returns)
+        assert store.keys() == {row.key} and store.summary()[0]["speed"] is None
+        assert store.export_csv(tmp_path / "runs.csv") == 1
+        line = (tmp_path / "runs.csv").read_text().splitlines()[1].split(",")
+        assert line[:3] == ["CartPole-v1", "onpg", ""]  # no speed
         instance = pyprog.run(gym.make("CartPole-v1"), "onpg", seed=0, episodes=4)
         with pytest.raises(ValueError, match="cannot be stored"):
             store.add(instance)

@@ -398,7 +398,10 @@ class StoredRun:
         return (self.env, self.algo, self.speed, self.setting_hash, self.seed)
 
     def to_result(self) -> RunResult:
-        """The :class:`~pyprog.experiment.RunResult` this row was stored from."""
+        """The :class:`~pyprog.experiment.RunResult` this row was stored from.
+
+        ``truncated`` (episodes pyprog cut at the horizon) is not a column: it reads as 0.
+        """
         from pyprog.experiment import RunResult
 
         return RunResult(

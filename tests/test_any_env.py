@@ -16,6 +16,7 @@ import pyprog
 from pyprog import policies
 from pyprog.adapter import observation_encoder, resolve_env
 from pyprog.cli import main
+from pyprog.grid import read_results, run_grid
 from pyprog.hyperparams import Hyper, default_hyper, paper_hyper
 from pyprog.store import ResultStore
 
@@ -328,11 +329,11 @@ def test_a_factory_through_the_cli_run_and_sweep(tmp_path, monkeypatch, capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "user_envs:make: regret" in text and "its own drift" in text
-    rows = pyprog.grid.read_results(out)
+    rows = read_results(out)
     assert len(rows) == 4 and {r["speed"] for r in rows} == {None}
     assert all(r["regret"] is not None for r in rows)
     assert main(args) == 0  # resumes: nothing new
-    assert len(pyprog.grid.read_results(out)) == 4
+    assert len(read_results(out)) == 4
 
     store = str(tmp_path / "sweep.sqlite")
     sweep = ["sweep", "--env", "user_envs:make", "--algo", "pro-ols", "--settings", "2"]
@@ -361,3 +362,17 @@ def test_top_level_names():
         )
     for name in ("SoftmaxLinear", "SoftmaxMLP", "GaussianPolicy", "Policy"):
         assert getattr(pyprog, name) is getattr(policies, name)
+
+
+def test_sweep_settings_for_any_environment():
+    from pyprog.sweep import draw_settings
+
+    pendulum = draw_settings("Pendulum-v1", 4, seed=1)
+    assert pendulum == draw_settings("Pendulum-v1", 4, seed=1)  # reproducible
+    # std drawn from the paper's [0.5, 2.5], scaled by the default (1.0 on Pendulum) / 1.5
+    assert all(0.5 / 1.5 <= h.gauss_std <= 2.5 / 1.5 and h.hidden is None for h in pendulum)
+    cartpole = draw_settings("CartPole-v1", 4, seed=1)
+    assert all(h.gauss_std is None and h.hidden is None for h in cartpole)
+    assert [h.lr for h in cartpole] != [h.lr for h in draw_settings("reco", 4, seed=1)]
+    with pytest.raises(ValueError, match="speeds are set only for the built-in"):
+        run_grid(["CartPole-v1"], ["onpg"], [1], [0], "unused")

@@ -36,5 +36,6 @@ def bench_run(benchmark, monkeypatch, impl, K, role, env, algo, target):
         benchmark.extra_info["target_seconds"] = target
     monkeypatch.setattr(pyprog.agents, "kernels", K)
     monkeypatch.setattr(pyprog.policies, "kernels", K)
-    result = benchmark.pedantic(run, args=(env, algo, 2, 0, 1000), rounds=2, iterations=1)
+    kwargs = dict(speed=2, seed=0, episodes=1000)
+    result = benchmark.pedantic(run, args=(env, algo), kwargs=kwargs, rounds=2, iterations=1)
     assert result.returns.shape == (1000,)

@@ -12,6 +12,7 @@ the gradient of that forecast.
 
 from pyprog._backend import backend
 from pyprog._version import __version__
+from pyprog.agents import FTRLPG, ONPG, Learner, ProOLS, ProWLS
 from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
 from pyprog.estimators import (
@@ -25,17 +26,30 @@ from pyprog.estimators import (
     pdis,
 )
 from pyprog.experiment import RunResult, run, surrogate_regret
+from pyprog.hyperparams import Hyper, default_hyper
+from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 from pyprog.safety import SafetyTest, safety_test
 
 __all__ = [
     "BASES",
+    "FTRLPG",
+    "ONPG",
     "Forecast",
     "ForecastError",
+    "GaussianPolicy",
+    "Hyper",
+    "Learner",
     "PDISResult",
+    "Policy",
+    "ProOLS",
+    "ProWLS",
     "RunResult",
     "SafetyTest",
+    "SoftmaxLinear",
+    "SoftmaxMLP",
     "__version__",
     "backend",
+    "default_hyper",
     "episode_ratios",
     "forecast_design",
     "n_features",
@@ -45,7 +59,17 @@ __all__ = [
     "pdis",
     "run",
     "safety_test",
+    "simulate_patient",
     "surrogate_regret",
     "time_basis",
     "time_index",
 ]
+
+
+def __getattr__(name: str):
+    # the patient model imports numba: load it on first use, not with pyprog
+    if name == "simulate_patient":
+        from pyprog.envs.patient import simulate_patient
+
+        return simulate_patient
+    raise AttributeError(f"module 'pyprog' has no attribute {name!r}")

@@ -51,12 +51,12 @@ def _format_table(table: list[dict]) -> str:
     lines = []
     for env in dict.fromkeys(r["env"] for r in table):
         rows = [r for r in table if r["env"] == env]
-        speeds = sorted({r["speed"] for r in rows})
+        speeds = sorted({r["speed"] for r in rows}, key=lambda s: -1.0 if s is None else s)
         algos = list(dict.fromkeys(r["algo"] for r in rows))
         cell = {(r["algo"], r["speed"]): r for r in rows}
         metric = rows[0]["metric"]
         lines.append(f"{env}: {metric} (mean ± standard error over seeds)")
-        header = f"{'algo':<10}" + "".join(f"{'speed ' + format(s, 'g'):>22}" for s in speeds)
+        header = f"{'algo':<10}" + "".join(f"{_speed_label(s):>22}" for s in speeds)
         lines.append(header)
         for algo in algos:
             parts = []
@@ -66,6 +66,26 @@ def _format_table(table: list[dict]) -> str:
             lines.append(f"{algo:<10}" + "".join(f"{p:>22}" for p in parts))
         lines.append("")
     return "\n".join(lines)
+
+
+def _speed_label(speed: float | None) -> str:
+    """ "speed 2" — or "its own drift" for an environment whose drift pyprog does not set."""
+    return "its own drift" if speed is None else f"speed {speed:g}"
+
+
+def _parse_envs(text: str) -> list[str]:
+    """--env: built-in names, Gymnasium ids or module:function factories, comma-separated."""
+    from pyprog import grid
+    from pyprog.adapter import check_env_spec
+
+    return grid.parse_list(text, "--env", check_env_spec)
+
+
+def _parse_speeds(text: str | None, flag: str) -> list[int] | None:
+    """None when not given: 0-4 for built-in environments, none for the others."""
+    from pyprog import grid
+
+    return None if text is None else grid.parse_range(text, flag)
 
 
 def _progress_bar(desc: str):
@@ -97,11 +117,21 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None:
     """The arguments that ``run`` and ``sweep`` share."""
-    parser.add_argument("--env", default="reco", help="reco, reacher, diabetes (comma-separated)")
+    parser.add_argument(
+        "--env",
+        default="reco",
+        help="comma-separated: reco, reacher, diabetes, a Gymnasium id (CartPole-v1) or "
+        "module:function (a factory importable from the current directory or PYTHONPATH)",
+    )
     parser.add_argument(
         "--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms (comma-separated)"
     )
-    parser.add_argument(speed_flag, default="0-4", help="speeds, e.g. 0-4 or 0,2,4 (default 0-4)")
+    parser.add_argument(
+        speed_flag,
+        default=None,
+        help="speeds of the built-in envs, e.g. 0-4 or 0,2,4 (default 0-4); other envs drift "
+        "by themselves and take none",
+    )
     parser.add_argument(
         "--seeds", default="10", help="a count (10 = seeds 0..9) or a range like 3-7"
     )
@@ -114,9 +144,9 @@ def _add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> Non
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _load_hyper(text: str):
-    if text == "paper":
-        return "paper"
+def _load_hyper(text: str | None):
+    if text is None or text == "paper":
+        return text
     import json
 
     try:
@@ -130,11 +160,11 @@ def _load_hyper(text: str):
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from pyprog import grid
-    from pyprog.hyperparams import check_algo, check_env
+    from pyprog.hyperparams import check_algo
 
-    envs = grid.parse_list(args.env, "--env", check_env)
+    envs = _parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
-    speeds = grid.parse_range(args.speed, "--speed")
+    speeds = _parse_speeds(args.speed, "--speed")
     seeds = grid.parse_seeds(args.seeds)
     _check_counts(args)
     _say_if_compiling(envs)
@@ -157,11 +187,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from pyprog import grid, sweep
-    from pyprog.hyperparams import check_algo, check_env
+    from pyprog.hyperparams import check_algo
 
-    envs = grid.parse_list(args.env, "--env", check_env)
+    envs = _parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
-    speeds = grid.parse_range(args.speeds, "--speeds")
+    speeds = _parse_speeds(args.speeds, "--speeds")
     seeds = grid.parse_seeds(args.seeds)
     if args.settings < 1:
         raise ValueError(f"--settings must be >= 1; got {args.settings}")
@@ -195,7 +225,7 @@ def _cmd_best(args: argparse.Namespace) -> int:
     table, rows = sweep.best_settings(args.store, sweep=args.sweep)
     for r in rows:
         print(
-            f"{r['env']:<9} {r['algo']:<8} speed {r['speed']:g}: {r['metric']} "
+            f"{r['env']:<9} {r['algo']:<8} {_speed_label(r['speed'])}: {r['metric']} "
             f"{r['mean']:.4g} ± {r['se']:.2g} "
             f"({r['seeds']} seeds, best of {r['settings']} settings)"
         )
@@ -388,7 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the same command resumes.",
     )
     _add_grid_arguments(run, "--speed")
-    run.add_argument("--hyper", default="paper", help="'paper' or a JSON file of hyper-parameters")
+    run.add_argument(
+        "--hyper",
+        default=None,
+        help="a JSON file of hyper-parameters (default: the paper's settings on built-in envs, "
+        "pyprog's default setting elsewhere, of which the file may change single keys)",
+    )
     run.add_argument("--out", required=True, help="output folder")
     run.set_defaults(func=_cmd_run)
 

@@ -1,4 +1,4 @@
-"""Run one learner on one environment: ``pyprog.run(env, algo, speed, seed)``.
+"""Run one learner on one environment: ``pyprog.run(env, algo, speed=..., seed=...)``.
 
 A run is reproducible from its seed alone (whatever the number of workers): the seed
 is split, with :class:`numpy.random.SeedSequence`, into independent streams for the
@@ -8,15 +8,26 @@ environment, the policy's initial weights and the actions.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from pyprog.adapter import (
+    ResolvedEnv,
+    action_adapter,
+    default_gauss_std,
+    episode_horizon,
+    is_builtin,
+    make_policy,
+    observation_encoder,
+    resolve_env,
+)
 from pyprog.agents import LEARNERS, Learner
-from pyprog.hyperparams import Hyper, check_algo, check_env, paper_hyper
-from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
+from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env, default_hyper, paper_hyper
+from pyprog.policies import Policy
 
 __all__ = [
     "RunResult",
@@ -35,29 +46,37 @@ class RunResult:
 
     Attributes
     ----------
-    env, algo : str
-    speed : float
+    env : str
+        The built-in name, Gymnasium id or ``"module:function"`` the run was given; for an
+        environment object, ``"instance:<id or class>"`` or ``"callable:<name>"``.
+    algo : str
+    speed : float or None
+        The drift speed of a built-in environment; None elsewhere (pyprog does not set it).
     seed : int
     hyper : dict
         The hyper-parameters used.
     returns : ndarray, shape (episodes,)
         The return (sum of rewards) of every episode.
     regret : float or None
-        Exact regret ``Σ_k (J*_k − μ_{A_k}(k))`` where the environment knows J*
-        (NS-Reco); None elsewhere (use :func:`surrogate_regret` across algorithms).
+        Exact regret ``Σ_k (J*_k − J_k)`` where the final ``info`` of every episode carries
+        ``best_expected_reward`` (J*_k) and ``expected_reward`` (J_k: of the action taken,
+        or the episode's expected return), as NS-Reco's does; None otherwise (use
+        :func:`surrogate_regret` across algorithms).
     optimal : ndarray, shape (episodes,), or None
         ``J*_k``, the best expected reward of every episode, where known.
     expected : ndarray, shape (episodes,), or None
-        The expected reward ``μ_{A_k}(k)`` of the action taken, where known.
+        The expected reward ``J_k`` of what was done, where known.
     seconds : float
         Wall time of the run.
     updates, skipped_updates, skipped_steps : int
         See :class:`pyprog.agents.Learner`.
+    truncated : int
+        Episodes that pyprog cut at the horizon (the environment had not ended them).
     """
 
     env: str
     algo: str
-    speed: float
+    speed: float | None
     seed: int
     hyper: dict[str, Any]
     returns: np.ndarray
@@ -68,6 +87,7 @@ class RunResult:
     updates: int
     skipped_updates: int
     skipped_steps: int
+    truncated: int = 0
 
     @property
     def mean_return(self) -> float:
@@ -76,38 +96,12 @@ class RunResult:
 
 
 def make_env(env: str, speed: float, **kwargs: Any):
-    """The environment ``env`` at ``speed`` (extra keyword arguments go to its class).
+    """The built-in environment ``env`` at ``speed`` (extra keyword arguments go to its class).
 
     The class itself, not ``gymnasium.make``: runs need no wrappers in their hot loop.
     """
     check_env(env)
-    if env == "reco":
-        from pyprog.envs.reco import NSReco
-
-        return NSReco(speed=speed, **kwargs)
-    if env == "reacher":
-        from pyprog.envs.reacher import NSReacher
-
-        return NSReacher(speed=speed, **kwargs)
-    from pyprog.envs.diabetes import NSDiabetes
-
-    return NSDiabetes(speed=speed, **kwargs)
-
-
-def make_policy(env: str, environment, hyper: Hyper, rng: np.random.Generator) -> Policy:
-    """The paper's policy for ``env``: softmax-linear (Reco), softmax-MLP (Reacher), Gaussian."""
-    obs_dim = environment.observation_space.shape[0]
-    if env == "diabetes":
-        if hyper.gauss_std is None:
-            raise ValueError("the diabetes environment needs gauss_std (the Gaussian policy's std)")
-        space = environment.action_space
-        return GaussianPolicy(obs_dim, space.low, space.high, hyper.gauss_std)
-    n_actions = int(environment.action_space.n)
-    if hyper.hidden is None:
-        return SoftmaxLinear(obs_dim, n_actions)
-    policy = SoftmaxMLP(obs_dim, n_actions, hyper.hidden, rng)
-    policy.hidden_lr = hyper.hidden_lr
-    return policy
+    return resolve_env(env, speed, kwargs).environment
 
 
 def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learner:
@@ -116,12 +110,15 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
 
 
 def _resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
+    """The setting of a built-in environment: ``"paper"``, a full dict or a Hyper."""
+    if hyper is None:
+        hyper = "paper"
     if isinstance(hyper, Hyper):
         return hyper
     if isinstance(hyper, str):
         if hyper != "paper":
             raise ValueError(f"hyper must be 'paper', a dict or a Hyper; got {hyper!r}")
-        if float(speed) not in (0, 1, 2, 3, 4):
+        if speed is None or float(speed) not in (0, 1, 2, 3, 4):
             raise ValueError(f"hyper='paper' covers speeds 0-4 only; got speed {speed!r}")
         return paper_hyper(env, algo, int(speed))
     if isinstance(hyper, Mapping):
@@ -129,13 +126,94 @@ def _resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyp
     raise ValueError(f"hyper must be 'paper', a dict or a Hyper; got {type(hyper).__name__}")
 
 
-def run(
-    env: str,
+def _resolve_default_hyper(
+    name: str, algo: str, hyper: str | Mapping | Hyper | None, action_space: Any
+) -> Hyper:
+    """The setting on a non-built-in environment: pyprog's default, a dict of changes to it,
+    or a Hyper."""
+    if isinstance(hyper, Hyper):
+        return hyper
+    base = default_hyper(algo, default_gauss_std(action_space))
+    if hyper is None:
+        return base
+    if isinstance(hyper, str):
+        raise ValueError(
+            f"hyper={hyper!r}: the paper's settings exist only for the built-in environments "
+            f"({', '.join(ENVS)}); on {name} pass None (pyprog's default setting), a dict of "
+            "changes to it, or a Hyper"
+        )
+    if isinstance(hyper, Mapping):
+        fields = sorted(f.name for f in dataclasses.fields(Hyper))
+        unknown = sorted(set(hyper) - set(fields))
+        if unknown:
+            raise ValueError(
+                f"unknown hyper-parameter(s) {', '.join(map(str, unknown))}; "
+                f"valid: {', '.join(fields)}"
+            )
+        return base.replace(**hyper)
+    raise ValueError(f"hyper must be None, a dict or a Hyper; got {type(hyper).__name__}")
+
+
+@dataclasses.dataclass
+class _Setup:
+    """Everything a run needs, made and checked before its first episode."""
+
+    resolved: ResolvedEnv
+    hyper: Hyper
+    obs_dim: int
+    encode: Callable[[Any], np.ndarray] | None
+    to_env: Callable[[Any], Any] | None
+    horizon: int
+
+
+def prepare(
+    env: Any,
     algo: str,
-    speed: float,
-    seed: int,
+    speed: float | None,
+    hyper: str | Mapping | Hyper | None,
+    horizon: int | None,
+    env_kwargs: Mapping[str, Any] | None,
+) -> _Setup:
+    """Resolve the environment and setting, check the spaces and horizon: every bad input
+    is a ValueError here, before any episode. The caller closes ``resolved.environment``
+    when ``resolved.owned``."""
+    check_algo(algo)
+    if speed is not None and not is_builtin(env):
+        resolve_env(env, speed)  # raises: speed is for built-in environments only
+    if is_builtin(env):
+        if speed is None:
+            raise ValueError(f"env {env!r} needs speed (how fast it drifts; the paper: 0-4)")
+        h = _resolve_hyper(env, algo, speed, hyper)
+        resolved = resolve_env(env, speed, env_kwargs)
+    else:
+        if isinstance(hyper, str):  # before building anything
+            _resolve_default_hyper(str(env), algo, hyper, None)
+        resolved = resolve_env(env, None, env_kwargs)
+    environment = resolved.environment
+    try:
+        obs_dim, encode = observation_encoder(environment.observation_space)
+        if not resolved.builtin:
+            h = _resolve_default_hyper(resolved.name, algo, hyper, environment.action_space)
+        # the policy is made here once to check the setting against the spaces
+        make_policy(environment.action_space, obs_dim, h, np.random.default_rng(0))
+        to_env = action_adapter(environment.action_space, resolved.builtin)
+        steps = episode_horizon(environment, horizon)
+    except BaseException:
+        if resolved.owned:
+            environment.close()
+        raise
+    return _Setup(resolved, h, obs_dim, encode, to_env, steps)
+
+
+def run(
+    env: Any,
+    algo: str,
+    *,
+    speed: float | None = None,
+    seed: int = 0,
     episodes: int = 1000,
-    hyper: str | Mapping | Hyper = "paper",
+    hyper: str | Mapping | Hyper | None = None,
+    horizon: int | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     callback: Callable[[int, float], None] | None = None,
 ) -> RunResult:
@@ -143,17 +221,31 @@ def run(
 
     Parameters
     ----------
-    env : {"reco", "reacher", "diabetes"}
+    env : str, gymnasium.Env or callable
+        A built-in name (``"reco"``, ``"reacher"``, ``"diabetes"``), a registered
+        Gymnasium id (``"CartPole-v1"``, ``"pyprog/NSReco-v0"``), ``"module:function"``
+        (a factory importable from the current directory or PYTHONPATH), an environment,
+        or a callable returning one. See :mod:`pyprog.adapter` for the spaces supported.
     algo : {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
     speed : float >= 0
-        Speed of non-stationarity (0 = stationary; the paper uses 0–4).
+        Speed of non-stationarity of a built-in environment (required there; 0 =
+        stationary, the paper uses 0–4). Any other environment drifts by itself: passing
+        ``speed`` is an error.
     seed : int >= 0
-        Seeds everything (environment noise, initial weights, actions).
+        Seeds everything (environment, initial weights, actions). The environment is
+        reset with ``reset(seed=...)`` once, then ``reset()``: pyprog never resets its drift.
     episodes : int >= 1
-    hyper : "paper", dict or Hyper
-        ``"paper"`` takes the authors' tuned setting for (env, algo, speed).
+    hyper : None, "paper", dict or Hyper
+        Built-in environments: None or ``"paper"`` is the authors' tuned setting for
+        (env, algo, speed); a dict is a full setting. Other environments: None is pyprog's
+        default setting (:func:`pyprog.hyperparams.default_hyper`), and a dict changes some
+        of its keys.
+    horizon : int, optional
+        Most steps per episode (default: the environment's ``max_episode_steps``, its
+        ``TimeLimit`` or its ``horizon`` attribute). pyprog cuts longer episodes, and counts
+        them in :attr:`RunResult.truncated`.
     env_kwargs : dict, optional
-        Extra arguments of the environment (e.g. ``{"horizon": 13}`` for NS-Reacher).
+        Arguments of the environment (e.g. ``{"horizon": 13}`` for NS-Reacher).
     callback : callable, optional
         Called as ``callback(episode, return)`` after every episode (progress bars).
 
@@ -166,26 +258,54 @@ def run(
     >>> result = run("reco", "pro-wls", speed=2, seed=0, episodes=200)
     >>> result.returns.shape, result.regret > 0
     ((200,), True)
+    >>> cartpole = run("CartPole-v1", "pro-ols", seed=0, episodes=5)
+    >>> cartpole.speed is None, cartpole.regret is None, cartpole.hyper["lr"]
+    (True, True, 0.003)
     """
-    check_env(env)
     check_algo(algo)
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
-    h = _resolve_hyper(env, algo, speed, hyper)
-    environment = make_env(env, speed, **dict(env_kwargs or {}))
+    setup = prepare(env, algo, speed, hyper, horizon, env_kwargs)
+    environment = setup.resolved.environment
+    try:
+        return _train(setup, algo, speed, int(seed), episodes, callback)
+    finally:
+        if setup.resolved.owned:
+            environment.close()
 
-    env_seq, init_seq, act_seq = np.random.SeedSequence(int(seed)).spawn(3)
-    policy = make_policy(env, environment, h, np.random.default_rng(init_seq))
-    horizon = getattr(environment, "horizon", 1)
+
+def _check_reward(reward: Any) -> None:
+    if isinstance(reward, bool) or not isinstance(reward, numbers.Real):
+        raise ValueError(
+            f"the environment's rewards must be numbers; got {type(reward).__name__} "
+            "(NS-Gym wrappers need scalar_reward=True)"
+        )
+
+
+def _train(
+    setup: _Setup,
+    algo: str,
+    speed: float | None,
+    seed: int,
+    episodes: int,
+    callback: Callable[[int, float], None] | None,
+) -> RunResult:
+    environment, h, horizon = setup.resolved.environment, setup.hyper, setup.horizon
+    encode, to_env = setup.encode, setup.to_env
+    env_seq, init_seq, act_seq = np.random.SeedSequence(seed).spawn(3)
+    rng_init = np.random.default_rng(init_seq)
+    policy = make_policy(environment.action_space, setup.obs_dim, h, rng_init)
     learner = make_learner(algo, policy, h, horizon)
     rng = np.random.default_rng(act_seq)
 
     returns = np.empty(episodes)
-    knows_optimum = env == "reco"
-    optimal = np.empty(episodes) if knows_optimum else None
-    expected = np.empty(episodes) if knows_optimum else None
+    optimal = np.empty(episodes)
+    expected = np.empty(episodes)
+    knows_optimum = True
+    truncated_by_pyprog = 0
+    unchecked = True
     start = time.perf_counter()
     obs, _ = environment.reset(seed=int(env_seq.generate_state(1)[0]))
     for k in range(episodes):
@@ -193,16 +313,34 @@ def run(
             obs, _ = environment.reset()
         total = 0.0
         done = False
+        t = 0
         while not done:
-            obs64 = np.asarray(obs, dtype=np.float64)
+            obs64 = np.asarray(obs, dtype=np.float64) if encode is None else encode(obs)
             action, log_prob = learner.act(obs64, rng)
-            obs, reward, terminated, truncated, info = environment.step(action)
+            obs, reward, terminated, truncated, info = environment.step(
+                action if to_env is None else to_env(action)
+            )
+            if unchecked:  # the first step only: the rest of the loop trusts the type
+                _check_reward(reward)
+                unchecked = False
             learner.observe(obs64, action, log_prob, reward)
             total += reward
+            t += 1
             done = terminated or truncated
+            if not done and t == horizon:
+                truncated_by_pyprog += 1
+                done = True
+        if k == 0 and not np.isfinite(total):
+            raise ValueError(
+                f"the environment's rewards must be finite numbers; the first episode's sum "
+                f"is {total!r}"
+            )
         if knows_optimum:
-            optimal[k] = info["best_expected_reward"]
-            expected[k] = info["expected_reward"]
+            try:
+                optimal[k] = info["best_expected_reward"]
+                expected[k] = info["expected_reward"]
+            except (KeyError, TypeError):
+                knows_optimum = False
         returns[k] = total
         learner.end_episode()
         if callback is not None:
@@ -210,19 +348,20 @@ def run(
     seconds = time.perf_counter() - start
     stats = learner.stats()
     return RunResult(
-        env=env,
+        env=setup.resolved.name,
         algo=algo,
-        speed=float(speed),
-        seed=int(seed),
+        speed=None if speed is None else float(speed),
+        seed=seed,
         hyper=h.to_dict(),
         returns=returns,
         regret=float(np.sum(optimal - expected)) if knows_optimum else None,
-        optimal=optimal,
-        expected=expected,
+        optimal=optimal if knows_optimum else None,
+        expected=expected if knows_optimum else None,
         seconds=seconds,
         updates=stats["updates"],
         skipped_updates=stats["skipped_updates"],
         skipped_steps=stats["skipped_steps"],
+        truncated=truncated_by_pyprog,
     )
 
 

@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -20,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.experiment import RunResult, _resolve_hyper, compare, mean_se, run
-from pyprog.hyperparams import check_algo, check_env
+from pyprog.adapter import check_env_spec, is_builtin
+from pyprog.experiment import RunResult, _resolve_hyper, compare, mean_se, prepare, run
+from pyprog.hyperparams import SPEEDS, check_algo
 from pyprog.parallel import execute
 
 __all__ = [
@@ -58,18 +60,21 @@ class Task:
 
     env: str
     algo: str
-    speed: float
+    speed: float | None
     seed: int
     episodes: int
-    hyper: Any = "paper"
+    hyper: Any = None
 
     @property
-    def key(self) -> tuple[str, str, float, int]:
-        return (self.env, self.algo, float(self.speed), int(self.seed))
+    def key(self) -> tuple[str, str, float | None, int]:
+        speed = None if self.speed is None else float(self.speed)
+        return (self.env, self.algo, speed, int(self.seed))
 
     @property
     def stem(self) -> str:
-        return f"{self.env}-{self.algo}-speed{self.speed:g}-seed{self.seed}"
+        env = re.sub(r"[^A-Za-z0-9._-]", "_", self.env)  # ids hold "/", factories ":"
+        speed = "" if self.speed is None else f"-speed{self.speed:g}"
+        return f"{env}-{self.algo}{speed}-seed{self.seed}"
 
 
 def parse_range(text: str, name: str) -> list[int]:
@@ -128,7 +133,54 @@ def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
 
 
 def _run_task(task: Task) -> RunResult:
-    return run(task.env, task.algo, task.speed, task.seed, task.episodes, task.hyper)
+    return run(
+        task.env,
+        task.algo,
+        speed=task.speed,
+        seed=task.seed,
+        episodes=task.episodes,
+        hyper=task.hyper,
+    )
+
+
+def check_grid_envs(
+    envs: Sequence[str],
+    algos: Sequence[str],
+    speeds: Sequence[float] | None,
+    hyper: Any,
+    settings: bool = True,
+) -> dict[str, list[float | None]]:
+    """Each environment's speeds, with every (env, algo) setting checked before any run.
+
+    Built-in environments run at ``speeds`` (default: the paper's 0-4); any other runs
+    once per (algo, seed) with speed None — pyprog does not set its drift, so ``speeds``
+    with such an environment is an error. Each non-built-in environment is built once to
+    check its spaces and horizon; with ``settings``, every (env, algo) setting of ``hyper``
+    is checked too.
+    """
+    envs = [check_env_spec(e) for e in envs]
+    others = [e for e in envs if not is_builtin(e)]
+    if speeds is not None and others:
+        raise ValueError(
+            f"speeds are set only for the built-in environments (reco, reacher, diabetes); "
+            f"{', '.join(others)} drift by themselves: drop --speed(s) or run them separately"
+        )
+    if speeds is not None and not speeds:
+        raise ValueError("speeds is empty")
+    out: dict[str, list[float | None]] = {}
+    for e in envs:
+        out[e] = list(SPEEDS if speeds is None else speeds) if is_builtin(e) else [None]
+        if not settings:
+            continue
+        for a in algos:
+            for s in out[e]:
+                if is_builtin(e):
+                    _resolve_hyper(e, a, s, hyper)
+                else:
+                    setup = prepare(e, a, None, hyper, None, None)
+                    if setup.resolved.owned:
+                        setup.resolved.environment.close()
+    return out
 
 
 def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
@@ -142,7 +194,7 @@ def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
             rows.append(
                 {
                     **row,
-                    "speed": float(row["speed"]),
+                    "speed": float(row["speed"]) if row["speed"] else None,
                     "seed": int(row["seed"]),
                     "episodes": int(row["episodes"]),
                     "regret": float(row["regret"]) if row["regret"] else None,
@@ -169,6 +221,8 @@ def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
     ``grid.json`` records them on the first run; resuming with others is an error (the
     finished rows would not be comparable), so use another ``--out``.
     """
+    if hyper is None:  # the default: the paper's settings on built-in environments
+        hyper = "paper"
     setting = {
         "episodes": episodes,
         "hyper": hyper if isinstance(hyper, (str, dict)) else hyper.to_dict(),
@@ -188,11 +242,11 @@ def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
 def run_grid(
     envs: Sequence[str],
     algos: Sequence[str],
-    speeds: Sequence[float],
+    speeds: Sequence[float] | None,
     seeds: Iterable[int],
     out: str | os.PathLike,
     episodes: int = 1000,
-    hyper: Any = "paper",
+    hyper: Any = None,
     jobs: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
 ) -> list[dict[str, Any]]:
@@ -200,13 +254,19 @@ def run_grid(
 
     Parameters
     ----------
-    envs, algos : sequence of str
-    speeds : sequence of float
+    envs : sequence of str
+        Built-in names, Gymnasium ids or ``module:function`` factories.
+    algos : sequence of str
+    speeds : sequence of float, or None
+        Speeds of the built-in environments (None: 0-4). Other environments run once per
+        (algo, seed), with speed None; giving speeds with them is an error.
     seeds : iterable of int
     out : path
         Folder for ``results.csv`` and ``returns/<env>-<algo>-speed<s>-seed<k>.npy``.
     episodes : int
-    hyper : "paper", dict or Hyper
+    hyper : None, "paper", dict or Hyper
+        None: the paper's settings on built-in environments, pyprog's default elsewhere
+        (see :func:`pyprog.run`).
     jobs : int, optional
         Worker processes (default: every core).
     progress : callable, optional
@@ -217,29 +277,24 @@ def run_grid(
     list of dict
         Every row of ``results.csv`` (finished earlier or now).
     """
-    envs = [check_env(e) for e in envs]
     algos = [check_algo(a) for a in algos]
     seeds = list(seeds)
-    if not speeds:
-        raise ValueError("speeds is empty")
     if not seeds:
         raise ValueError("seeds is empty")
-    # validate the settings here, before anything is written or any worker starts
-    for e in envs:
-        for a in algos:
-            for s in speeds:
-                _resolve_hyper(e, a, s, hyper)
+    # validate the environments and settings here, before anything is written or any
+    # worker starts
+    env_speeds = check_grid_envs(envs, algos, speeds, hyper)
     out = Path(out)
     _check_writable(out)
     _check_manifest(out, episodes, hyper)
     done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
     tasks = [
-        Task(e, a, float(s), int(k), episodes, hyper)
-        for e in envs
-        for s in speeds
+        task
+        for e, speeds_of_e in env_speeds.items()
+        for s in speeds_of_e
         for a in algos
         for k in seeds
-        if (e, a, float(s), int(k)) not in done
+        if (task := Task(e, a, s, int(k), episodes, hyper)).key not in done
     ]
     path = out / "results.csv"
     new_file = not path.exists() or path.stat().st_size == 0
@@ -260,7 +315,7 @@ def run_grid(
                 {
                     "env": task.env,
                     "algo": task.algo,
-                    "speed": f"{task.speed:g}",
+                    "speed": "" if task.speed is None else f"{task.speed:g}",
                     "seed": task.seed,
                     "episodes": task.episodes,
                     "regret": "" if result.regret is None else repr(result.regret),

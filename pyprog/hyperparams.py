@@ -26,6 +26,7 @@ __all__ = [
     "Hyper",
     "check_algo",
     "check_env",
+    "default_hyper",
     "paper_hyper",
 ]
 
@@ -190,3 +191,47 @@ def paper_hyper(env: str, algo: str, speed: int) -> Hyper:
         raise ValueError(f"no paper setting for speed {speed!r}; valid: {', '.join(sorted(table))}")
     values = dict(table[str(speed)])
     return Hyper.from_dict(values)
+
+
+#: pyprog's default setting per algorithm for environments without a paper setting.
+#: Reasoning (README, "Any environment"): the middle of the paper's search ranges where the
+#: authors' tuned settings do not point elsewhere — lr 3e-3 (their tuned rates cluster at
+#: 1e-3–1e-2), δ = 3 and 20·δ inner steps (the middle of {1, 3, 5} and {10, 20, 30}·δ),
+#: clip 10 (the middle of {5, 10, 15}), λ_H = 0.01 (a little exploration), Fourier basis; d = 5
+#: for Pro-OLS and 3 for Pro-WLS, whose weighted fit is noisier (most of its tuned settings
+#: have d = 3–4). The baselines take the same values: only the weighting differs.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    algo: {
+        "lr": 3e-3,
+        "delta": 3,
+        "inner_steps": 60,
+        "entropy_lambda": 0.01,
+        "basis": "fourier",
+        "d": 3 if algo == "pro-wls" else 5,
+        "clip": 10.0,
+        "gamma": 0.99,
+    }
+    for algo in ALGOS
+}
+
+
+def default_hyper(algo: str, gauss_std: float | None = None) -> Hyper:
+    """pyprog's default setting of ``algo`` for an environment without a paper setting.
+
+    Parameters
+    ----------
+    algo : {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
+    gauss_std : float, optional
+        Standard deviation of the Gaussian policy, for continuous actions
+        (:func:`pyprog.adapter.default_gauss_std` picks one from the action space).
+
+    Examples
+    --------
+    >>> h = default_hyper("pro-wls")
+    >>> h.lr, h.delta, h.inner_steps, h.d, h.clip, h.hidden
+    (0.003, 3, 60, 3, 10.0, None)
+    """
+    values = dict(DEFAULTS[check_algo(algo)])
+    if gauss_std is not None:
+        values["gauss_std"] = gauss_std
+    return Hyper(**values)

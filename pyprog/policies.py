@@ -113,12 +113,16 @@ class GaussianEval(PolicyEval):
     ----------
     z : ndarray of float64, shape (M, act_dim)
         Standardised actions ``(a − mean) / std``.
-    t : ndarray of float64, shape (M, act_dim)
-        ``tanh((W s + b) / 2)``; ``sigmoid(x) = (1 + tanh(x/2)) / 2``.
+    t : ndarray of float64, shape (M, act_dim), or None
+        ``tanh((W s + b) / 2)`` when every bound is finite (``sigmoid(x) = (1 + tanh(x/2)) / 2``);
+        None otherwise.
+    dmean : ndarray of float64, shape (M, act_dim), or None
+        ``∂mean/∂x`` at ``x = W s + b`` when some bound is infinite; None otherwise.
     """
 
     z: np.ndarray
-    t: np.ndarray
+    t: np.ndarray | None
+    dmean: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -742,29 +746,41 @@ class SoftmaxMLP(_SoftmaxPolicy):
 # Gaussian policy
 # --------------------------------------------------------------------------------------
 class GaussianPolicy(Policy):
-    """Gaussian policy with a bounded mean and fixed standard deviation.
+    """Gaussian policy with a fixed standard deviation and a mean inside the action bounds.
 
-    ``mean(s) = low + sigmoid(W s + b) (high − low)``; the action dimensions are
-    independent, ``a_k ~ N(mean_k(s), std_k²)``. The sample is returned raw (unclipped);
-    ``log_prob`` is its density, summed over action dimensions. The entropy,
-    ``Σ_k ½ log(2πe std_k²)``, does not depend on θ.
+    With ``x = W s + b``, each action dimension's mean follows its bounds:
+
+    ==================  =========================================  =====================
+    bounds              ``mean_k(s)``                              ``∂mean_k/∂x_k``
+    ==================  =========================================  =====================
+    both finite         ``low + sigmoid(x)(high − low)``           ``(high − low) σ(1−σ)``
+    only ``low``        ``low + softplus(x)``                      ``sigmoid(x)``
+    only ``high``       ``high − softplus(−x)``                    ``sigmoid(−x)``
+    neither             ``x``                                      ``1``
+    ==================  =========================================  =====================
+
+    The action dimensions are independent, ``a_k ~ N(mean_k(s), std_k²)``. The sample is
+    returned raw (unclipped); ``log_prob`` is its density, summed over action dimensions.
+    The entropy, ``Σ_k ½ log(2πe std_k²)``, does not depend on θ.
 
     Parameters
     ----------
     obs_dim : int
         Dimension of the observation, >= 1 (NS-Diabetes: 1, with ``s ≡ [1]``).
     low, high : array_like of float, shape (act_dim,)
-        Bounds of the mean, ``low < high`` element-wise (a scalar means act_dim = 1).
+        Bounds of the mean, ``low < high`` element-wise (a scalar means act_dim = 1);
+        ``-inf`` / ``inf`` for a side without a bound.
     std : float or array_like of float, shape (act_dim,)
         Standard deviation, > 0.
     rng : numpy.random.Generator, optional
-        Not used: θ starts at 0 (mean at the centre of the box). Accepted so that every
-        policy can be built with the same call.
+        Not used: θ starts at 0. Accepted so that every policy can be built with the same
+        call.
 
     Attributes
     ----------
     theta : ndarray of float64, shape (P,), P = act_dim · (obs_dim + 1)
-        ``[W.ravel(), b]``, initially 0.
+        ``[W.ravel(), b]``, initially 0 (the mean at the centre of a bounded box, at 0
+        where unbounded).
     W : ndarray of float64, shape (act_dim, obs_dim)
     b : ndarray of float64, shape (act_dim,)
     act_dim : int
@@ -781,6 +797,9 @@ class GaussianPolicy(Policy):
     True
     >>> policy.backward(ev, coef_log_prob=np.ones(1))  # at the mean the gradient is 0
     array([0., 0., 0., 0.])
+    >>> free = GaussianPolicy(obs_dim=2, low=[-np.inf, 0.0], high=[np.inf, np.inf], std=1.0)
+    >>> free.mean(np.ones(2)).round(4)  # x = 0: unbounded mean 0, softplus(0) = log 2
+    array([0.    , 0.6931])
     """
 
     discrete = False
@@ -802,8 +821,8 @@ class GaussianPolicy(Policy):
                 f"low and high must be 1-D arrays of the same shape (act_dim,); "
                 f"got {low_arr.shape} and {high_arr.shape}"
             )
-        if not (np.isfinite(low_arr).all() and np.isfinite(high_arr).all()):
-            raise ValueError("low and high must be finite")
+        if np.isnan(low_arr).any() or np.isnan(high_arr).any():
+            raise ValueError("low and high must be numbers or ±inf, not NaN")
         if not (low_arr < high_arr).all():
             raise ValueError(f"low must be < high element-wise; got low={low_arr}, high={high_arr}")
         act_dim = low_arr.size
@@ -820,11 +839,18 @@ class GaussianPolicy(Policy):
         self.act_dim = act_dim
         self.action_shape = (act_dim,)
         self.low, self.high, self.std = low_arr, high_arr, std_arr
+        has_low, has_high = np.isfinite(low_arr), np.isfinite(high_arr)
+        #: dimensions by the bounds they have (column indices)
+        self._both = np.flatnonzero(has_low & has_high)
+        self._low_only = np.flatnonzero(has_low & ~has_high)
+        self._high_only = np.flatnonzero(~has_low & has_high)
+        self._bounded = self._both.size == act_dim
         # low + sigmoid(x)(high − low) = mid + half · tanh(x/2), the form computed below
-        self._mid = 0.5 * (low_arr + high_arr)
-        self._half = 0.5 * (high_arr - low_arr)
+        both = self._both
+        self._mid = 0.5 * (low_arr[both] + high_arr[both])
+        self._half = 0.5 * (high_arr[both] - low_arr[both])
         # d mean / dx = half · (1 − tanh²(x/2)) / 2, and d log N / d mean = z / std
-        self._dscale = 0.5 * self._half / std_arr
+        self._dscale = 0.5 * self._half / std_arr[both]
         self._log_norm = -float(np.log(std_arr).sum()) - 0.5 * act_dim * _LOG_2PI
         self._entropy = float(np.sum(0.5 + 0.5 * _LOG_2PI + np.log(std_arr)))
         layout = [("W", (act_dim, obs_dim), "output"), ("b", (act_dim,), "output")]
@@ -836,8 +862,34 @@ class GaussianPolicy(Policy):
             f"high={self.high.tolist()}, std={self.std.tolist()})"
         )
 
+    def _mean_of(self, x: np.ndarray, dmean: np.ndarray | None = None) -> np.ndarray:
+        """The mean (..., act_dim) at pre-activations ``x``, overwriting ``x``.
+
+        With ``dmean`` (same shape), also ``∂mean/∂x`` into it. Handles every kind of
+        bound; the all-finite case has a faster path in :meth:`_evaluate`.
+        """
+        if dmean is not None:
+            dmean.fill(1.0)  # unbounded: mean = x
+        both, lo, hi = self._both, self._low_only, self._high_only
+        if both.size:
+            t = np.tanh(0.5 * x[..., both])
+            x[..., both] = self._mid + self._half * t
+            if dmean is not None:
+                dmean[..., both] = 0.5 * self._half * (1.0 - t * t)
+        if lo.size:
+            xl = x[..., lo]
+            if dmean is not None:
+                dmean[..., lo] = 0.5 * (1.0 + np.tanh(0.5 * xl))  # sigmoid(x)
+            x[..., lo] = self.low[lo] + np.logaddexp(0.0, xl)  # low + softplus(x)
+        if hi.size:
+            xh = x[..., hi]
+            if dmean is not None:
+                dmean[..., hi] = 0.5 * (1.0 - np.tanh(0.5 * xh))  # sigmoid(−x)
+            x[..., hi] = self.high[hi] - np.logaddexp(0.0, -xh)  # high − softplus(−x)
+        return x
+
     def mean(self, obs: np.ndarray) -> np.ndarray:
-        """Mean action ``low + sigmoid(W s + b)(high − low)``.
+        """Mean action at ``obs`` (see the class docstring for each kind of bound).
 
         Parameters
         ----------
@@ -848,7 +900,10 @@ class GaussianPolicy(Policy):
         ndarray of float64, shape (act_dim,) or (M, act_dim)
         """
         obs = np.asarray(obs, dtype=np.float64)
-        return self._mid + self._half * np.tanh(0.5 * (obs @ self.W.T + self.b))
+        x = obs @ self.W.T + self.b
+        if self._bounded:
+            return self._mid + self._half * np.tanh(0.5 * x)
+        return self._mean_of(x)
 
     def sample(self, obs: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         eps = rng.standard_normal(self.act_dim)
@@ -877,13 +932,21 @@ class GaussianPolicy(Policy):
         self, obs: np.ndarray, actions: np.ndarray, work: dict[str, np.ndarray]
     ) -> GaussianEval:
         m, k = obs.shape[0], self.act_dim
-        # t = tanh((s Wᵀ + b) / 2);  mean = mid + half · t;  z = (a − mean) / std
-        t = np.matmul(obs, self.W.T, out=_buffer(work, "t", (m, k)))
-        t += self.b
-        t *= 0.5
-        np.tanh(t, out=t)
-        z = np.multiply(t, self._half, out=_buffer(work, "z", (m, k)))
-        z += self._mid
+        t = dmean = None
+        if self._bounded:
+            # t = tanh((s Wᵀ + b) / 2);  mean = mid + half · t;  z = (a − mean) / std
+            t = np.matmul(obs, self.W.T, out=_buffer(work, "t", (m, k)))
+            t += self.b
+            t *= 0.5
+            np.tanh(t, out=t)
+            z = np.multiply(t, self._half, out=_buffer(work, "z", (m, k)))
+            z += self._mid
+        else:
+            # x = s Wᵀ + b;  z = mean(x), with ∂mean/∂x into dmean
+            z = np.matmul(obs, self.W.T, out=_buffer(work, "z", (m, k)))
+            z += self.b
+            dmean = _buffer(work, "dmean", (m, k))
+            self._mean_of(z, dmean)
         np.subtract(actions, z, out=z)
         z /= self.std
         # log π = −½ Σ_k z_k² − Σ_k log std_k − (k/2) log 2π
@@ -894,7 +957,14 @@ class GaussianPolicy(Policy):
         entropy.fill(self._entropy)
         _ones(work, m)
         return GaussianEval(
-            log_prob=log_prob, entropy=entropy, obs=obs, owner=self, work=work, z=z, t=t
+            log_prob=log_prob,
+            entropy=entropy,
+            obs=obs,
+            owner=self,
+            work=work,
+            z=z,
+            t=t,
+            dmean=dmean,
         )
 
     def _backward(
@@ -903,11 +973,17 @@ class GaussianPolicy(Policy):
         if c_lp is None:  # the entropy does not depend on θ
             out.fill(0.0)
             return
-        # d log π / dx = (z / std) · half · (1 − t²) / 2,  x = W s + b
-        dx = np.multiply(ev.t, ev.t, out=_buffer(ev.work, "dx", ev.t.shape))
-        np.subtract(1.0, dx, out=dx)
-        dx *= ev.z
-        dx *= self._dscale
+        dx = _buffer(ev.work, "dx", ev.z.shape)
+        if ev.t is not None:
+            # d log π / dx = (z / std) · half · (1 − t²) / 2,  x = W s + b
+            np.multiply(ev.t, ev.t, out=dx)
+            np.subtract(1.0, dx, out=dx)
+            dx *= ev.z
+            dx *= self._dscale
+        else:
+            # d log π / dx = (z / std) · ∂mean/∂x
+            np.multiply(ev.z, ev.dmean, out=dx)
+            dx /= self.std
         dx *= c_lp[:, None]
         gW, gb = self._grad_view(out, "W"), self._grad_view(out, "b")
         _linear_grad(dx, ev.obs, gW, gb, ev.work["ones"])

@@ -17,6 +17,13 @@ Guarantees
   SQLite database of another application) or a store of another schema version is refused
   with a :class:`StoreError` before anything is written to it.
 
+Runs of environments whose drift pyprog does not set (any environment but the built-in
+``reco``, ``reacher``, ``diabetes``) have no speed: ``RunResult.speed`` is None, and the
+``speed`` column holds :data:`NO_SPEED` (−1, never a real speed) so that the key stays unique;
+the store reads it back as None. Such runs are keyed by the environment's string (a Gymnasium
+id or ``module:function``); a run on an environment *object* cannot be stored (nothing could
+rebuild it).
+
 Arrays are stored as little-endian float64 bytes (``BLOB``, ``8 * episodes`` bytes each), so
 they round-trip bit for bit; times are ISO-8601 strings in UTC. The file is plain SQLite and
 readable from any language, e.g. ``sqlite3 runs.db "SELECT env, algo, AVG(regret) FROM runs
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CSV_COLUMNS",
     "FORMAT",
+    "NO_SPEED",
     "SCHEMA_VERSION",
     "ResultStore",
     "RunKey",
@@ -64,11 +72,25 @@ __all__ = [
 FORMAT = "pyprog-store"
 #: Version of the table layout below; a store of another version is refused when opened.
 SCHEMA_VERSION = 1
+#: ``speed`` column of a run whose environment pyprog does not drift (speed None).
+NO_SPEED = -1.0
 #: How arrays are encoded in the BLOB columns.
 ARRAY_ENCODING = "float64-le"
 
 #: ``(env, algo, speed, setting_hash, seed)``, the unique key of a stored run.
-RunKey = tuple[str, str, float, str, int]
+RunKey = tuple[str, str, "float | None", str, int]
+
+
+def _speed_in(speed: float | None) -> float:
+    """The ``speed`` column's value: :data:`NO_SPEED` for None."""
+    return NO_SPEED if speed is None else float(speed)
+
+
+def _speed_out(value: float) -> float | None:
+    """A ``speed`` column's value as a run's speed: None for :data:`NO_SPEED`."""
+    value = float(value)
+    return None if value == NO_SPEED else value
+
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _ARRAY_DTYPE = np.dtype("<f8")
@@ -241,7 +263,12 @@ def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) ->
 
 
 def run_key(
-    env: str, algo: str, speed: float, hyper: Mapping[str, Any] | Any, seed: int, episodes: int
+    env: str,
+    algo: str,
+    speed: float | None,
+    hyper: Mapping[str, Any] | Any,
+    seed: int,
+    episodes: int,
 ) -> RunKey:
     """The store key of a run *before* it runs, as :meth:`ResultStore.keys` returns them.
 
@@ -251,7 +278,8 @@ def run_key(
     >>> key[:3], key[4]
     (('reco', 'pro-wls', 2.0), 7)
     """
-    return (str(env), str(algo), float(speed), setting_hash(hyper, episodes), int(seed))
+    speed = None if speed is None else float(speed)
+    return (str(env), str(algo), speed, setting_hash(hyper, episodes), int(seed))
 
 
 # --------------------------------------------------------------------------- encoding
@@ -370,7 +398,10 @@ class StoredRun:
         return (self.env, self.algo, self.speed, self.setting_hash, self.seed)
 
     def to_result(self) -> RunResult:
-        """The :class:`~pyprog.experiment.RunResult` this row was stored from."""
+        """The :class:`~pyprog.experiment.RunResult` this row was stored from.
+
+        ``truncated`` (episodes pyprog cut at the horizon) is not a column: it reads as 0.
+        """
         from pyprog.experiment import RunResult
 
         return RunResult(
@@ -397,7 +428,7 @@ class StoredRun:
             id=int(row["id"]),
             env=row["env"],
             algo=row["algo"],
-            speed=float(row["speed"]),
+            speed=_speed_out(row["speed"]),
             setting_hash=row["setting_hash"],
             seed=int(row["seed"]),
             sweep=row["sweep"],
@@ -725,7 +756,12 @@ class ResultStore:
     ) -> tuple[Any, ...]:
         env = _text("result.env", result.env)
         algo = _text("result.algo", result.algo)
-        speed = _finite("result.speed", result.speed)
+        if env.startswith(("instance:", "callable:")):
+            raise ValueError(
+                f"result.env {env!r}: a run on an environment object cannot be stored (nothing "
+                "could rebuild it); run it by its Gymnasium id or a 'module:function' factory"
+            )
+        speed = NO_SPEED if result.speed is None else _finite("result.speed", result.speed)
         seed = _int("result.seed", result.seed)
         hyper_json = canonical_json(result.hyper)
         returns = _encode_array("result.returns", result.returns, None)
@@ -781,7 +817,7 @@ class ResultStore:
         for column, value in (
             ("env", env),
             ("algo", algo),
-            ("speed", None if speed is None else float(speed)),
+            ("speed", None if speed is None else _speed_in(speed)),
             ("sweep", sweep),
             ("setting_hash", setting),
         ):
@@ -809,7 +845,7 @@ class ResultStore:
             "AND seed = ?"
         )
         with self._lock:
-            cursor = self.conn.execute(sql, (env, algo, float(speed), setting_hash, int(seed)))
+            cursor = self.conn.execute(sql, (env, algo, _speed_in(speed), setting_hash, int(seed)))
             return cursor.fetchone() is not None
 
     def keys(
@@ -829,7 +865,7 @@ class ResultStore:
         """
         where = self._where(env, algo, speed, sweep)
         rows = self._select("env, algo, speed, setting_hash, seed", where, order=False)
-        return {(r[0], r[1], float(r[2]), r[3], int(r[4])) for r in rows}
+        return {(r[0], r[1], _speed_out(r[2]), r[3], int(r[4])) for r in rows}
 
     def lengths(self, sweep: str | None = None) -> dict[tuple[str, float], Counter[int]]:
         """How many runs of each length (episodes) are stored, per (env, speed).
@@ -843,7 +879,7 @@ class ResultStore:
         rows = self._select("env, speed, episodes", self._where(None, None, None, sweep), False)
         out: dict[tuple[str, float], Counter[int]] = defaultdict(Counter)
         for env, speed, episodes in rows:
-            out[(env, float(speed))][int(episodes)] += 1
+            out[(env, _speed_out(speed))][int(episodes)] += 1
         return dict(out)
 
     def rows(
@@ -909,7 +945,7 @@ class ResultStore:
         rows = self._select("env, algo, speed, setting_hash, hyper, regret, mean_return", where)
         groups: dict[tuple, list] = {}
         for r in rows:
-            groups.setdefault((r[0], r[1], float(r[2]), r[3]), []).append(r)
+            groups.setdefault((r[0], r[1], _speed_out(r[2]), r[3]), []).append(r)
         out = []
         for (g_env, g_algo, g_speed, g_hash), members in groups.items():
             use_regret = all(m["regret"] is not None for m in members)
@@ -960,6 +996,9 @@ class ResultStore:
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
             writer.writerow(CSV_COLUMNS)
+            at = CSV_COLUMNS.index("speed")
             for r in rows:
-                writer.writerow(["" if v is None else v for v in r])
+                values = list(r)
+                values[at] = _speed_out(values[at])
+                writer.writerow(["" if v is None else v for v in values])
         return len(rows)

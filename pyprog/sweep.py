@@ -10,14 +10,16 @@ finished run, so a sweep killed at any moment resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from pyprog.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
 from pyprog.experiment import RunResult, mean_se, run
-from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env
+from pyprog.hyperparams import ENVS, Hyper, check_algo
 from pyprog.parallel import connect, execute
 from pyprog.store import ResultStore, run_key
 
@@ -38,12 +40,28 @@ SEARCH_SPACE: dict[str, Any] = {
     "inner_steps": ("choice × delta", (10, 20, 30)),
     "clip": ("choice", (5.0, 10.0, 15.0)),
     "d": ("choice", (3, 5, 7)),
-    "gauss_std": ("uniform", 0.5, 2.5),  # NS-Diabetes
+    "gauss_std": ("uniform", 0.5, 2.5),  # NS-Diabetes; other Box actions: × their default / 1.5
     "hidden": ("choice", (16, 32, 64)),  # NS-Reacher
     "gamma": ("fixed", 0.99),
 }
 #: Probability that a drawn setting has no entropy bonus (λ_H = 0).
 P_NO_ENTROPY = 0.1
+
+
+def _env_stream(env: str) -> int:
+    """A stable number per environment string (the built-ins keep their index 0, 1, 2)."""
+    if env in ENVS:
+        return ENVS.index(env)
+    return int.from_bytes(hashlib.sha256(env.encode("utf-8")).digest()[:4], "little")
+
+
+def _continuous_default_std(env: str) -> float | None:
+    """The default Gaussian std of a non-built-in environment (None: discrete actions)."""
+    resolved = resolve_env(env)
+    try:
+        return default_gauss_std(resolved.environment.action_space)
+    finally:
+        resolved.environment.close()
 
 
 def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> list[Hyper]:
@@ -54,6 +72,10 @@ def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> li
     (env, n, seed, basis) always gives the same settings, and a larger ``n`` extends a
     smaller one. Every algorithm of a sweep is run with the same settings.
 
+    Any other environment (a Gymnasium id or ``module:function``) gets linear policies;
+    with ``Box`` actions, ``gauss_std`` is drawn from the paper's range scaled to the
+    action space (× :func:`pyprog.adapter.default_gauss_std` / 1.5, the range's middle).
+
     Examples
     --------
     >>> a = draw_settings("reacher", 3, seed=1)
@@ -62,13 +84,14 @@ def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> li
     >>> {h.hidden in (16, 32, 64) for h in a}
     {True}
     """
-    check_env(env)
+    check_env_spec(env)
+    std_scale = None if is_builtin(env) else _continuous_default_std(env)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"the number of settings must be an integer >= 1; got {n!r}")
     settings = []
     for k in range(n):
         # one stream per (seed, env, setting): settings do not depend on n
-        rng = np.random.default_rng([seed, ENVS.index(env), k])
+        rng = np.random.default_rng([seed, _env_stream(env), k])
         delta = int(rng.choice([1, 3, 5]))
         values: dict[str, Any] = {
             "lr": float(np.exp(rng.uniform(np.log(5e-5), np.log(5e-2)))),
@@ -88,6 +111,8 @@ def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> li
             values["gauss_std"] = gauss_std
         if env == "reacher":
             values["hidden"] = hidden
+        if std_scale is not None:
+            values["gauss_std"] = gauss_std * std_scale / 1.5
         settings.append(Hyper(**values))
     return settings
 
@@ -98,7 +123,7 @@ class SweepTask:
 
     env: str
     algo: str
-    speed: float
+    speed: float | None
     setting: int
     hyper: Hyper
     seed: int
@@ -112,13 +137,20 @@ class SweepTask:
 
 
 def _run_task(task: SweepTask) -> RunResult:
-    return run(task.env, task.algo, task.speed, task.seed, task.episodes, task.hyper)
+    return run(
+        task.env,
+        task.algo,
+        speed=task.speed,
+        seed=task.seed,
+        episodes=task.episodes,
+        hyper=task.hyper,
+    )
 
 
 def sweep_tasks(
     envs: Sequence[str],
     algos: Sequence[str],
-    speeds: Sequence[float],
+    speeds: Sequence[float] | None,
     settings: int | dict[str, list[Hyper]],
     seeds: Iterable[int],
     episodes: int,
@@ -126,8 +158,15 @@ def sweep_tasks(
     basis: str = "fourier",
 ) -> list[SweepTask]:
     """Every (env, setting, algo, speed, seed) of a sweep, settings first so that a partial
-    sweep has whole settings."""
+    sweep has whole settings.
+
+    ``speeds`` apply to the built-in environments (None: 0-4); any other environment runs
+    with speed None, and giving speeds with it is an error.
+    """
+    from pyprog.grid import check_grid_envs
+
     seeds = list(seeds)
+    env_speeds = check_grid_envs(envs, algos, speeds, None, settings=False)
     tasks = []
     for env in envs:
         drawn = (
@@ -137,11 +176,10 @@ def sweep_tasks(
         )
         for s, hyper in enumerate(drawn):
             for algo in algos:
-                for speed in speeds:
+                for speed in env_speeds[env]:
+                    speed = None if speed is None else float(speed)
                     for seed in seeds:
-                        tasks.append(
-                            SweepTask(env, algo, float(speed), s, hyper, int(seed), episodes)
-                        )
+                        tasks.append(SweepTask(env, algo, speed, s, hyper, int(seed), episodes))
     return tasks
 
 
@@ -177,7 +215,7 @@ def run_sweep(
     if not tasks:
         raise ValueError("the sweep has no runs (check --speeds, --seeds and --settings)")
     for env, algo in {(t.env, t.algo) for t in tasks}:
-        check_env(env)
+        check_env_spec(env)
         check_algo(algo)
     # reach the cluster before touching the store: an unreachable scheduler writes nothing
     client = connect(scheduler) if scheduler is not None else None
@@ -226,7 +264,7 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         table: dict[str, dict[str, dict[str, Any]]] = {}
         rows: list[dict] = []
         # one (env, speed) in memory at a time: a large sweep's returns need not fit at once
-        for (env, speed), counts in sorted(lengths.items()):
+        for (env, speed), counts in sorted(lengths.items(), key=_group_order):
             common = max(counts, key=lambda n: (counts[n], n))  # most common; ties: longest
             by_setting: dict[tuple[str, str], list] = defaultdict(list)
             for r in store.rows(env=env, speed=speed, sweep=sweep):
@@ -234,6 +272,11 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
                     by_setting[(r.algo, r.setting_hash)].append(r)
             _best_of_group(env, speed, by_setting, table, rows)
     return table, rows
+
+
+def _group_order(item: tuple) -> tuple:
+    (env, speed), _ = item
+    return (env, speed is not None, speed or 0.0)
 
 
 def _best_of_group(
@@ -259,7 +302,8 @@ def _best_of_group(
         key = min(candidates, key=lambda k: candidates[k].mean())
         mean, se = mean_se(candidates[key])
         hyper = by_setting[key][0].hyper
-        table.setdefault(env, {}).setdefault(algo, {})[f"{speed:g}"] = hyper
+        label = "-" if speed is None else f"{speed:g}"  # "-": the drift is not pyprog's
+        table.setdefault(env, {}).setdefault(algo, {})[label] = hyper
         rows.append(
             {
                 "env": env,

@@ -72,7 +72,7 @@ class TestRun:
     @pytest.mark.parametrize(
         "extra, message",
         [
-            (["--env", "atari"], "unknown env 'atari'; valid: reco, reacher, diabetes"),
+            (["--env", "atari"], "unknown env 'atari': not a built-in (reco, reacher, diabetes)"),
             (["--algo", "pro-ols,dqn"], "unknown algo 'dqn'"),
             (["--speed", ""], "--speed is empty"),
             (["--speed", "3-1"], "--speed must be integers"),

@@ -8,6 +8,7 @@ import pytest
 MODULES = [
     "pyprog",
     "pyprog._backend",
+    "pyprog.adapter",
     "pyprog.agents",
     "pyprog.bases",
     "pyprog.buffer",

@@ -16,7 +16,7 @@ import pyprog.policies
 from pyprog.policies import GaussianPolicy, SoftmaxLinear, SoftmaxMLP
 
 M = 12
-CASES = ["linear", "linear20", "mlp", "gaussian"]
+CASES = ["linear", "linear20", "mlp", "gaussian", "gaussian_unbounded"]
 
 
 def make_case(name: str, seed: int = 0):
@@ -28,8 +28,11 @@ def make_case(name: str, seed: int = 0):
         policy = SoftmaxLinear(obs_dim=2, n_actions=20)
     elif name == "mlp":
         policy = SoftmaxMLP(obs_dim=3, n_actions=4, hidden=6, rng=rng)
-    else:
+    elif name == "gaussian":
         policy = GaussianPolicy(obs_dim=3, low=[3.0, 5.0], high=[30.0, 50.0], std=[1.5, 4.0])
+    else:  # one dimension of each kind: bounded, unbounded, low only, high only
+        low, high = [3.0, -np.inf, 0.0, -np.inf], [30.0, np.inf, np.inf, 1.0]
+        policy = GaussianPolicy(obs_dim=3, low=low, high=high, std=[1.5, 2.0, 0.5, 0.7])
     policy.theta = rng.normal(scale=0.8, size=policy.n_params)
     obs = rng.normal(size=(M, policy.obs_dim))
     if policy.discrete:
@@ -247,6 +250,24 @@ def test_gaussian_log_density_and_entropy_match_scipy():
     np.testing.assert_allclose(ev.entropy, np.full(M, entropy), rtol=1e-12)
 
 
+def test_gaussian_mean_of_each_kind_of_bound_matches_scipy():
+    policy, obs, actions, _ = make_case("gaussian_unbounded")
+    x = obs @ policy.W.T + policy.b
+    expit, softplus = scipy.special.expit, lambda v: np.log1p(np.exp(v))
+    mean = np.column_stack(
+        [
+            3.0 + expit(x[:, 0]) * 27.0,  # both bounds
+            x[:, 1],  # none
+            0.0 + softplus(x[:, 2]),  # low only
+            1.0 - softplus(-x[:, 3]),  # high only
+        ]
+    )
+    np.testing.assert_allclose(policy.mean(obs), mean, rtol=1e-12, atol=1e-12)
+    expected = scipy.stats.norm.logpdf(actions, loc=mean, scale=policy.std).sum(axis=1)
+    np.testing.assert_allclose(policy.evaluate(obs, actions).log_prob, expected, rtol=1e-12)
+    assert (policy.mean(obs * 50)[:, 2] > 0).all() and (policy.mean(obs * 50)[:, 3] < 1).all()
+
+
 def test_gaussian_samples_are_raw_draws_around_the_mean():
     policy = GaussianPolicy(obs_dim=1, low=[3.0, 5.0], high=[30.0, 50.0], std=[2.0, 10.0])
     policy.theta = [0.5, -1.0, 0.2, 0.1]
@@ -398,7 +419,8 @@ def test_empty_batch(name):
         (lambda: SoftmaxMLP(2, 4, 8, 42), "rng must be a numpy.random.Generator"),
         (lambda: GaussianPolicy(1, [3.0], [3.0], 1.0), "low must be < high"),
         (lambda: GaussianPolicy(1, [3.0, 5.0], [30.0], 1.0), "low and high must be"),
-        (lambda: GaussianPolicy(1, [0.0], [np.inf], 1.0), "low and high must be finite"),
+        (lambda: GaussianPolicy(1, [0.0], [np.nan], 1.0), "not NaN"),
+        (lambda: GaussianPolicy(1, [np.inf], [np.inf], 1.0), "low must be < high"),
         (lambda: GaussianPolicy(1, [0.0], [1.0], 0.0), "std must be finite and > 0"),
         (lambda: GaussianPolicy(1, [0.0], [1.0], -1.0), "std must be finite and > 0"),
         (lambda: GaussianPolicy(1, [0.0, 0.0], [1.0, 1.0], [1.0, 1.0, 1.0]), "std must be"),

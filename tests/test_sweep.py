@@ -192,7 +192,14 @@ class TestSweepCommand:
             assert r.sweep == "trial" and r.episodes == 20 and r.returns.shape == (20,)
             assert r.regret is not None and r.optimal.shape == r.expected.shape == (20,)
         one = rows[min(rows)]
-        again = run(one.env, one.algo, one.speed, one.seed, one.episodes, one.hyper)
+        again = run(
+            one.env,
+            one.algo,
+            speed=one.speed,
+            seed=one.seed,
+            episodes=one.episodes,
+            hyper=one.hyper,
+        )
         assert again.returns.tobytes() == one.returns.tobytes() and again.regret == one.regret
 
     def test_rerun_skips_stored_runs_and_extends_the_sweep(self, tmp_path, capsys):
@@ -548,8 +555,11 @@ class TestBadSweepInput:
     @pytest.mark.parametrize(
         "extra, message",
         [
-            (["--env", "atari"], "unknown env 'atari'; valid: reco, reacher, diabetes"),
-            (["--env", "reco,atari"], "unknown env 'atari'; valid: reco, reacher, diabetes"),
+            (["--env", "atari"], "unknown env 'atari': not a built-in (reco, reacher, diabetes)"),
+            (
+                ["--env", "reco,atari"],
+                "unknown env 'atari': not a built-in (reco, reacher, diabetes)",
+            ),
             (["--env", ""], "--env is empty"),
             (
                 ["--algo", "pro-ols,dqn"],

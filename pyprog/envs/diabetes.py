@@ -297,6 +297,8 @@ class NSDiabetes(gym.Env[np.ndarray, np.ndarray]):
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (Gymnasium's class-level convention)
+    #: Steps per episode (one): how run loops size their buffers.
+    horizon = 1
 
     def __init__(
         self,

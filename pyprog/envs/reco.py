@@ -98,6 +98,8 @@ class NSReco(gym.Env[np.ndarray, np.int64]):
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (Gymnasium's class-level convention)
+    #: Steps per episode (one): how run loops size their buffers.
+    horizon = 1
 
     def __init__(self, speed: float = 2.0, render_mode: str | None = None) -> None:
         self.speed = check_speed(speed)

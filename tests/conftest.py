@@ -1,0 +1,17 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyprog import agents, estimators, policies
+from pyprog._ext import fallback
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def backend(request, monkeypatch):
+    """Both kernel backends: the NumPy twins patched in wherever the learners use kernels."""
+    if request.param == "numpy":
+        for module in (agents, estimators, policies):
+            monkeypatch.setattr(module, "kernels", fallback)
+    return request.param

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from pyprog._validation import check_speed
 from pyprog.agents import LEARNERS, Learner
-from pyprog.hyperparams import Hyper, check_algo, check_env, paper_hyper
+from pyprog.hyperparams import Hyper, check_algo, check_env, hyper_from_table, paper_hyper
 from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 
 __all__ = [
@@ -116,6 +117,7 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
 
 
 def _resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
+    hyper = hyper_from_table(hyper, env, algo, speed)  # a best-settings table or JSON file
     if isinstance(hyper, Hyper):
         return hyper
     if isinstance(hyper, str):
@@ -150,8 +152,10 @@ def run(
     seed : int >= 0
         Seeds everything (environment noise, initial weights, actions).
     episodes : int >= 1
-    hyper : "paper", dict or Hyper
-        ``"paper"`` takes the authors' tuned setting for (env, algo, speed).
+    hyper : "paper", dict, Hyper, settings table or JSON file
+        ``"paper"`` takes the authors' tuned setting for (env, algo, speed); a settings
+        table ``{env: {algo: {speed: setting}}}`` (what ``pyprog best --json`` writes) or
+        the path of its JSON file gives its entry for (env, algo, speed).
     env_kwargs : dict, optional
         Extra arguments of the environment (e.g. ``{"horizon": 13}`` for NS-Reacher).
     callback : callable, optional
@@ -173,6 +177,7 @@ def run(
         raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    check_speed(speed)  # before the settings: a bad speed is named as such
     h = _resolve_hyper(env, algo, speed, hyper)
     environment = make_env(env, speed, **dict(env_kwargs or {}))
 

@@ -76,11 +76,47 @@ def test_store_best_settings_replace_the_papers(tmp_path):
     )
     plan = Plan("t", {"reco": (0,)}, {"reco": 1}, {"reco": 60}, (), 1)
     reproduce(tmp_path / "out", store=tmp_path / "s.sqlite", envs=("reco",), plan=plan, jobs=1)
-    with ResultStore(tmp_path / "s.sqlite", readonly=True) as store:
+    with ResultStore(tmp_path / "out" / "runs.sqlite", readonly=True) as store:
         used = {r.algo: r.hyper for r in store.rows(env="reco")}
-    assert used["pro-ols"] == custom.to_dict()
+    assert "pro-ols" not in used  # the sweep's run was reused, not run again
     assert used["onpg"] == paper_hyper("reco", "onpg", 0).to_dict()
     assert "best of the sweep store" in (tmp_path / "out" / "summary.md").read_text()
+    table = list(csv.DictReader((tmp_path / "out" / "regret.csv").open()))
+    assert {r["algo"] for r in table} == {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
+
+
+def test_reproduce_does_not_change_what_best_answers(tmp_path, capsys):
+    """``reproduce --store S`` only reads S: ``best --store S`` answers the same before and
+    after, and S is unchanged byte for byte, although the reproduction ran more seeds of the
+    sweep's best settings, the paper's settings and the ablation's other bases."""
+    from pyprog.cli import main
+    from pyprog.sweep import SweepTask, run_sweep
+
+    sweep = tmp_path / "s.sqlite"
+    settings = [paper_hyper("reco", "pro-wls", 3).replace(lr=lr) for lr in (0.002, 0.02)]
+    tasks = [
+        SweepTask("reco", "pro-wls", 3.0, k, h, seed, 60)
+        for k, h in enumerate(settings)
+        for seed in (0, 1)
+    ]
+    run_sweep(tasks, str(sweep), name="mine", jobs=1)
+    assert main(["best", "--store", str(sweep), "--json", "-"]) == 0
+    before, bytes_before = capsys.readouterr(), sweep.read_bytes()
+    plan = Plan("t", {"reco": (3,)}, {"reco": 3}, {"reco": 60}, (3,), 3)
+    reproduce(tmp_path / "out", store=sweep, envs=("reco",), plan=plan, jobs=2)
+    assert main(["best", "--store", str(sweep), "--json", "-"]) == 0
+    after = capsys.readouterr()
+    assert (after.out, after.err) == (before.out, before.err)
+    assert sweep.read_bytes() == bytes_before
+    with ResultStore(tmp_path / "out" / "runs.sqlite", readonly=True) as store:
+        mine = [r for r in store.rows(algo="pro-wls") if r.hyper["basis"] == "fourier"]
+    assert [r.seed for r in mine] == [2]  # seeds 0 and 1 of the best setting were reused
+
+
+def test_missing_sweep_store_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        reproduce(tmp_path / "out", store=tmp_path / "nothing.sqlite", plan=TINY, envs=("reco",))
+    assert not (tmp_path / "nothing.sqlite").exists()
 
 
 def test_claim_logic():

@@ -392,10 +392,11 @@ class TestBest:
         assert main(sweep_argv(path, settings="3", episodes="30", jobs="2")) == 0
         capsys.readouterr()
         assert main(["best", "--store", str(path), "--json", str(out)]) == 0
-        printed = capsys.readouterr().out
-        assert f"best settings written to {out}" in printed
+        captured = capsys.readouterr()
+        assert f"best settings written to {out}" in captured.err
+        printed = captured.out
         lines = best_table_lines(printed)
-        assert len(lines) == 4
+        assert len(lines) == 4 and printed.splitlines() == lines  # the table and nothing else
         with ResultStore(path, readonly=True) as store:
             rows = store.rows()
         means = mean_by_setting(rows, lambda r: r.regret)
@@ -413,18 +414,23 @@ class TestBest:
             assert f"{speed:g}" in shipped["reco"][algo]  # same speed keys as shipped
             (line,) = [ln for ln in lines if re.match(rf"reco +{algo} +speed {speed:g}:", ln)]
             assert f": regret {low:.4g} ± " in line
-            assert line.endswith("(2 seeds, best of 3 settings)")
+            assert line.endswith("(2 seeds × 30 episodes, best of 3 settings)")
         # the shipped file and --json read the same way
         assert set(table["reco"]["onpg"]) == {"1", "3"}
         assert Hyper.from_dict(shipped["reco"]["onpg"]["1"]) == paper_hyper("reco", "onpg", 1)
 
-        # without --json, the same JSON follows the table on stdout
+        # without --json: the table alone; with --json -: the JSON alone (the table to stderr)
         assert main(["best", "--store", str(path)]) == 0
-        printed = capsys.readouterr().out
-        assert json.loads(printed[printed.index("\n{") :]) == table
+        assert capsys.readouterr().out == printed
+        assert main(["best", "--store", str(path), "--json", "-"]) == 0
+        captured = capsys.readouterr()
+        assert json.loads(captured.out) == table
+        assert best_table_lines(captured.err) == lines
 
-    def test_sweep_tag_selects_runs(self, tmp_path, capsys):
-        """--sweep NAME compares only the runs stored by that sweep."""
+    @pytest.mark.parametrize("flag", ["--name", "--sweep"])
+    def test_sweep_tag_selects_runs(self, tmp_path, capsys, flag):
+        """--name NAME (the word sweep writes it with; --sweep is its old spelling) compares
+        only the runs stored by that sweep."""
         path = tmp_path / "sweep.sqlite"
         assert main([*sweep_argv(path, algo="onpg", speeds="2"), "--name", "a"]) == 0
         argv = [*sweep_argv(path, algo="onpg", speeds="2", setting_seed="1"), "--name", "b"]
@@ -432,7 +438,7 @@ class TestBest:
         capsys.readouterr()
         for name, seed in (("a", 0), ("b", 1)):
             out = tmp_path / f"{name}.json"
-            assert main(["best", "--store", str(path), "--sweep", name, "--json", str(out)]) == 0
+            assert main(["best", "--store", str(path), flag, name, "--json", str(out)]) == 0
             chosen = json.loads(out.read_text())["reco"]["onpg"]["2"]
             assert chosen in [h.to_dict() for h in draw_settings("reco", 2, seed=seed)]
         assert "best of 2 settings" in capsys.readouterr().out
@@ -589,12 +595,12 @@ class TestBadSweepInput:
         assert "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'" in err
         assert not path.exists() and list(tmp_path.iterdir()) == []
 
-    def test_store_in_a_missing_directory(self, tmp_path, capsys):
-        """A store whose directory does not exist: exit 2, no directory made."""
-        path = tmp_path / "missing" / "sweep.sqlite"
-        assert main(sweep_argv(path)) == 2
-        assert "does not exist" in one_error_line(capsys)
-        assert list(tmp_path.iterdir()) == []
+    def test_store_in_a_missing_directory_creates_it(self, tmp_path, capsys):
+        """A store whose folders do not exist: they are created, as every output's are."""
+        path = tmp_path / "missing" / "deeper" / "sweep.sqlite"
+        assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
+        with ResultStore(path, readonly=True) as store:
+            assert len(store) == 4
 
     def test_store_under_a_regular_file(self, tmp_path, capsys):
         """A store path whose parent is a regular file: exit 2, the file untouched."""
@@ -678,12 +684,21 @@ class TestBadBestInput:
         assert main(["best", "--store", str(path), "--sweep", "b"]) == 2
         assert "has no runs of sweep 'b'" in one_error_line(capsys, "best")
 
-    def test_json_in_a_missing_directory(self, tmp_path, capsys):
+    def test_json_in_a_missing_directory_creates_it(self, tmp_path, capsys):
+        """--json's missing folders are created, as every output's are."""
+        path = tmp_path / "sweep.sqlite"
+        assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
+        target = tmp_path / "missing" / "best.json"
+        assert main(["best", "--store", str(path), "--json", str(target)]) == 0
+        assert set(json.loads(target.read_text())["reco"]) == {"onpg"}
+
+    def test_unwritable_json(self, tmp_path, capsys):
         """An unwritable --json path is bad input too: one line, exit 2, no traceback."""
         path = tmp_path / "sweep.sqlite"
         assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
         capsys.readouterr()
-        target = tmp_path / "missing" / "best.json"
+        (tmp_path / "notes.txt").write_text("a file\n")
+        target = tmp_path / "notes.txt" / "best.json"
         assert main(["best", "--store", str(path), "--json", str(target)]) == 2
         assert str(target) in one_error_line(capsys, "best")
-        assert not target.parent.exists()
+        assert (tmp_path / "notes.txt").read_text() == "a file\n"

@@ -23,6 +23,7 @@ from unprivileged import run_unprivileged
 
 from pyprog.cli import main
 from pyprog.experiment import RunResult, run
+from pyprog.grid import read_results
 from pyprog.hyperparams import ENVS, Hyper, paper_hyper
 from pyprog.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
 from pyprog.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
@@ -467,6 +468,38 @@ class TestBest:
             winners = [r.hyper for r in rows if by_hash[r.setting_hash] == top]
             assert table[algo]["2"] in winners, (algo, by_hash)
             assert Hyper.from_dict(table[algo]["2"]).hidden in (16, 32, 64)
+
+    def test_round_trip_best_json_into_run(self, tmp_path, capsys):
+        """sweep → best --json F → ``pyprog run --hyper F`` and ``pyprog.run(hyper=F)`` run
+        with F's entry for their (env, algo, speed); a missing entry is a clear error."""
+        path, best = tmp_path / "sweep.sqlite", tmp_path / "best.json"
+        assert main(sweep_argv(path, algo="onpg", speeds="1,3")) == 0
+        assert main(["best", "--store", str(path), "--json", str(best)]) == 0
+        table = json.loads(best.read_text())
+        for speed in (1, 3):
+            chosen = table["reco"]["onpg"][str(speed)]
+            for hyper in (best, str(best), table):
+                result = run("reco", "onpg", speed=speed, seed=0, episodes=5, hyper=hyper)
+                assert result.hyper == chosen
+        out = tmp_path / "grid"
+        argv = ["run", "--algo", "onpg", "--speeds", "1,3", "--seeds", "1", "--episodes", "5"]
+        assert main([*argv, "--hyper", str(best), "--out", str(out), "--quiet"]) == 0
+        direct = {s: run("reco", "onpg", speed=s, seed=0, episodes=5, hyper=best) for s in (1, 3)}
+        for row in read_results(out):
+            expected = direct[int(row["speed"])].returns
+            np.testing.assert_array_equal(np.load(out / row["returns_file"]), expected)
+        capsys.readouterr()
+
+        with pytest.raises(
+            ValueError, match="no reco/onpg setting for speed 2; it has speeds 1, 3"
+        ):
+            run("reco", "onpg", speed=2, seed=0, episodes=5, hyper=best)
+        with pytest.raises(ValueError, match="no reco/pro-wls settings; it has reco/onpg"):
+            run("reco", "pro-wls", speed=1, seed=0, episodes=5, hyper=best)
+        argv = ["run", "--algo", "onpg", "--speed", "2", "--hyper", str(best)]
+        assert main([*argv, "--out", str(tmp_path / "other"), "--quiet"]) == 2
+        assert "no reco/onpg setting for speed 2" in one_error_line(capsys, "run")
+        assert not (tmp_path / "other").exists()
 
     @pytest.mark.parametrize("offset", [100.0, 0.0], ids=["positive-returns", "negative-returns"])
     def test_surrogate_regret_ranks_by_mean_return_whatever_the_sign(

@@ -145,3 +145,27 @@ def test_running_mean_and_plots(tmp_path):
         {"pro-ols": np.ones((3, 40))}, window=5, path=tmp_path / "c.png"
     )
     assert (tmp_path / "c.png").stat().st_size > 0 and fig.axes[0].get_xlabel() == "episode"
+
+
+def test_figures_say_what_their_bars_are_and_speeds_are_integers(tmp_path):
+    table = [
+        dict(algo=a, speed=s, mean=m, se=1.0, seeds=5, metric="regret")
+        for a, m in (("pro-ols", 1.0), ("onpg", 2.0))
+        for s in (0, 1, 2, 3, 4)
+    ]
+    fig = plots.plot_regret_vs_speed(table)
+    ax = fig.axes[0]
+    assert ax.get_legend().get_title().get_text() == "bars: ± 1 standard error over 5 seeds"
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    fig = plots.plot_learning_curves({"onpg": np.ones((3, 40)), "pro-ols": np.ones((3, 40))})
+    assert fig.axes[0].get_legend().get_title().get_text() == (
+        "bands: ± 1 standard error over 3 seeds"
+    )
+    ablation = [dict(r, basis="fourier") for r in table]
+    fig = plots.plot_basis_ablation(ablation)
+    for ax in fig.axes:
+        assert "standard error over 5 seeds" in ax.get_legend().get_title().get_text()
+        fig.canvas.draw()
+        assert all(float(t).is_integer() for t in ax.get_xticks())

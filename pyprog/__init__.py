@@ -14,6 +14,7 @@ from pyprog._backend import backend
 from pyprog._version import __version__
 from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
+from pyprog.envs.simglucose_data import basal_rate
 from pyprog.estimators import (
     Forecast,
     ForecastError,
@@ -34,6 +35,7 @@ __all__ = [
     "RunResult",
     "__version__",
     "backend",
+    "basal_rate",
     "episode_ratios",
     "forecast_design",
     "n_features",

@@ -164,7 +164,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     table = grid.regret_table(rows, args.out)
     print(_format_table(table))
-    print(f"results: {args.out}/results.csv ({len(rows)} runs)")
+    regret_csv = grid.write_regret_table(table, args.out)
+    print(f"results: {args.out}/results.csv ({len(rows)} runs), table: {regret_csv}")
     return 0
 
 

@@ -52,6 +52,14 @@ class TestRun:
         printed = capsys.readouterr().out
         assert "reco: regret (mean ± standard error over seeds)" in printed
         assert "pro-wls" in printed and "speed 3" in printed
+        # the printed table, as CSV (what the README's regret.csv links show)
+        with (out / "regret.csv").open() as fh:
+            table = list(csv.DictReader(fh))
+        assert [(r["algo"], float(r["speed"]), int(r["seeds"])) for r in table] == [
+            (a, s, 2) for s in (0.0, 3.0) for a in ("pro-wls", "onpg")
+        ]
+        for r in table:
+            assert f"{float(r['mean']):>12.4g} ± {float(r['se']):<7.2g}" in printed
 
     def test_rerun_resumes_without_duplicates(self, tmp_path, capsys):
         out = tmp_path / "grid"

@@ -40,6 +40,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
     for name in ("numpy", "scipy", "numba", "gymnasium", "simglucose", "distributed"):
         version = _package_version(name)
         rows.append((name, version if version else "not installed"))
+    from pyprog._cache import numba_cache_dir
+
+    cache = numba_cache_dir()
+    rows.append(("numba cache", str(cache) if cache else "none writable: uncached"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")

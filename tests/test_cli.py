@@ -28,6 +28,7 @@ def test_info_reports_backend_and_optional_packages(capsys):
     out = capsys.readouterr().out
     assert "kernel backend" in out and ("cython" in out or "numpy" in out)
     assert "numba" in out and "simglucose" in out
+    assert "numba cache" in out
 
 
 def test_no_command_prints_help(capsys):

@@ -97,6 +97,12 @@ def numba_cache_dir() -> Path | None:
     Resolved once per process from :func:`cache_candidates`: the first writable one. When
     none is writable, or a directory set by ``PYPROG_CACHE_DIR`` / ``NUMBA_CACHE_DIR`` is
     not, one :class:`RuntimeWarning` says so.
+
+    Examples
+    --------
+    >>> where = numba_cache_dir()  # e.g. ~/.cache/pyprog/numba
+    >>> where is None or where.is_dir()
+    True
     """
     candidates = cache_candidates()
     chosen = next((path for _, path in candidates if _writable(path)), None)
@@ -149,7 +155,16 @@ class _PyprogFunctionCache(caching.FunctionCache):
 def cached_njit(**options: Any) -> Callable[[Callable], Any]:
     """``numba.njit(**options)`` with its cache in :func:`numba_cache_dir` (or uncached).
 
-    Use it as ``@cached_njit(error_model="numpy")``; ``cache`` must not be given.
+    ``cache`` must not be given. A function without a source file (typed at the prompt,
+    or in a doctest) cannot be cached and runs uncached.
+
+    Examples
+    --------
+    >>> @cached_njit(error_model="numpy")
+    ... def twice(x):
+    ...     return 2.0 * x
+    >>> twice(1.5)
+    3.0
     """
     if "cache" in options:
         raise ValueError("cached_njit sets the cache itself; do not pass cache=")

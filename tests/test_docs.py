@@ -8,6 +8,7 @@ import pytest
 MODULES = [
     "pyprog",
     "pyprog._backend",
+    "pyprog._cache",
     "pyprog.agents",
     "pyprog.bases",
     "pyprog.buffer",
@@ -23,6 +24,7 @@ MODULES = [
     "pyprog.sweep",
     "pyprog.envs.patient",
     "pyprog.envs.diabetes",
+    "pyprog.envs.simglucose_data",
 ]
 
 

@@ -469,6 +469,22 @@ class TestBest:
             assert table[algo]["2"] in winners, (algo, by_hash)
             assert Hyper.from_dict(table[algo]["2"]).hidden in (16, 32, 64)
 
+    def test_settings_with_other_seeds_are_left_out_and_counted(self, tmp_path, capsys):
+        """An interrupted sweep: setting C has one lucky seed and the highest mean return,
+        but A and B ran seeds 0 and 1; best compares A and B only, and says 1 was left out."""
+        path, out = tmp_path / "runs.sqlite", tmp_path / "best.json"
+        a, b, c = (Hyper(lr=lr, hidden=16).to_dict() for lr in (1e-2, 1e-3, 1e-4))
+        with ResultStore(path) as store:
+            for hyper, level, seeds in ((a, 5.0, (0, 1)), (b, 4.0, (0, 1)), (c, 9.0, (0,))):
+                for seed in seeds:
+                    assert store.add(onpg_run("reacher", 2.0, seed, hyper, [level, level]))
+        assert main(["best", "--store", str(path), "--json", str(out)]) == 0
+        (line,) = best_table_lines(capsys.readouterr().out)
+        assert line.endswith(
+            "(2 seeds × 2 episodes, best of 2 settings; 1 left out: other seeds or episodes)"
+        )
+        assert json.loads(out.read_text()) == {"reacher": {"onpg": {"2": a}}}
+
     def test_round_trip_best_json_into_run(self, tmp_path, capsys):
         """sweep → best --json F → ``pyprog run --hyper F`` and ``pyprog.run(hyper=F)`` run
         with F's entry for their (env, algo, speed); a missing entry is a clear error."""

@@ -61,6 +61,50 @@ def test_default_follows_xdg_and_ignores_a_relative_xdg_cache_home():
     ]
 
 
+@pytest.fixture
+def fresh_resolution(monkeypatch):
+    """Resolve the cache directory again under a patched environment (and after the test)."""
+    for key in ("PYPROG_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    _cache.numba_cache_dir.cache_clear()
+    yield monkeypatch
+    _cache.numba_cache_dir.cache_clear()
+
+
+def test_an_unwritable_setting_falls_back_with_one_warning(tmp_path, fresh_resolution):
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    fresh_resolution.setenv("PYPROG_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    fresh_resolution.setenv("HOME", str(tmp_path / "home"))
+    fresh_resolution.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.warns(RuntimeWarning) as caught:
+        where = _cache.numba_cache_dir()
+    assert len(caught) == 1
+    assert "PYPROG_CACHE_DIR" in str(caught[0].message) and "not writable" in str(caught[0].message)
+    if sys.platform.startswith("linux"):
+        assert where == tmp_path / "xdg" / "pyprog" / "numba" and where.is_dir()
+    assert _cache.numba_cache_dir() is where  # resolved once per process
+
+
+def test_nothing_writable_means_uncached_with_one_warning(tmp_path, fresh_resolution):
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    blocked = tmp_path / "file"
+    fresh_resolution.setenv("PYPROG_CACHE_DIR", str(blocked / "p"))
+    fresh_resolution.setenv("NUMBA_CACHE_DIR", str(blocked / "n"))
+    fresh_resolution.setenv("HOME", str(blocked / "home"))
+    fresh_resolution.setenv("XDG_CACHE_HOME", str(blocked / "xdg"))
+    fresh_resolution.setenv("LOCALAPPDATA", str(blocked / "local"))
+    with pytest.warns(RuntimeWarning, match="no writable cache directory") as caught:
+        assert _cache.numba_cache_dir() is None
+    assert len(caught) == 1
+
+    @_cache.cached_njit()
+    def triple(x):
+        return 3 * x
+
+    assert triple(2) == 6  # runs, uncached
+    assert not hasattr(triple._cache, "_cache_path")
+
+
 @pytest.mark.parametrize(
     "func",
     [patient._fmin, patient._simulate_batch, _diabetes_day.diabetes_day],

@@ -15,6 +15,7 @@ from pyprog._version import __version__
 from pyprog.agents import FTRLPG, ONPG, Learner, ProOLS, ProWLS
 from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
+from pyprog.envs.simglucose_data import basal_rate
 from pyprog.estimators import (
     Forecast,
     ForecastError,
@@ -50,6 +51,7 @@ __all__ = [
     "__version__",
     "backend",
     "default_hyper",
+    "basal_rate",
     "episode_ratios",
     "forecast_design",
     "n_features",

@@ -40,6 +40,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
     for name in ("numpy", "scipy", "numba", "gymnasium", "simglucose", "distributed"):
         version = _package_version(name)
         rows.append((name, version if version else "not installed"))
+    from pyprog._cache import numba_cache_dir
+
+    cache = numba_cache_dir()
+    rows.append(("numba cache", str(cache) if cache else "none writable: uncached"))
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
@@ -116,30 +120,38 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None:
-    """The arguments that ``run`` and ``sweep`` share."""
+    """The arguments that ``run`` and ``sweep`` share (``--speed`` and ``--speeds`` both)."""
     parser.add_argument(
         "--env",
         default="reco",
         help="comma-separated: reco, reacher, diabetes, a Gymnasium id (CartPole-v1) or "
-        "module:function (a factory importable from the current directory or PYTHONPATH)",
+        "module:function (a factory importable from the current directory or PYTHONPATH) "
+        "(default: reco)",
     )
     parser.add_argument(
-        "--algo", default="pro-ols,pro-wls,onpg,ftrl-pg", help="algorithms (comma-separated)"
+        "--algo",
+        default="pro-ols,pro-wls,onpg,ftrl-pg",
+        help="pro-ols, pro-wls, onpg, ftrl-pg; comma-separated (default: all four)",
     )
     parser.add_argument(
-        speed_flag,
+        "--speed",
+        "--speeds",
+        dest=speed_flag.lstrip("-"),
         default=None,
-        help="speeds of the built-in envs, e.g. 0-4 or 0,2,4 (default 0-4); other envs drift "
-        "by themselves and take none",
+        help="speeds of non-stationarity of the built-in envs, integers >= 0 (0 = stationary): "
+        "a range 0-4, a list 0,2,4 or both (default: 0-4); other envs drift by themselves "
+        "and take none",
     )
     parser.add_argument(
-        "--seeds", default="10", help="a count (10 = seeds 0..9) or a range like 3-7"
+        "--seeds",
+        default="10",
+        help="a count (10 = seeds 0..9) or a range/list of seeds (3-7, 1,5) (default: 10)",
     )
     parser.add_argument(
-        "--episodes", type=int, default=1000, help="episodes per run (default 1000)"
+        "--episodes", type=int, default=1000, help="episodes per run, >= 1 (default: 1000)"
     )
     parser.add_argument(
-        "--jobs", type=int, default=None, help="worker processes (default: all cores)"
+        "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -181,7 +193,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     table = grid.regret_table(rows, args.out)
     print(_format_table(table))
-    print(f"results: {args.out}/results.csv ({len(rows)} runs)")
+    regret_csv = grid.write_regret_table(table, args.out)
+    print(f"results: {args.out}/results.csv ({len(rows)} runs), table: {regret_csv}")
     return 0
 
 
@@ -219,26 +232,33 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _cmd_best(args: argparse.Namespace) -> int:
     import json
+    from pathlib import Path
 
     from pyprog import sweep
 
-    table, rows = sweep.best_settings(args.store, sweep=args.sweep)
-    for r in rows:
-        print(
-            f"{r['env']:<9} {r['algo']:<8} {_speed_label(r['speed'])}: {r['metric']} "
-            f"{r['mean']:.4g} ± {r['se']:.2g} "
-            f"({r['seeds']} seeds, best of {r['settings']} settings)"
-        )
-    text = json.dumps(table, indent=1, sort_keys=True)
-    if args.json:
+    table, rows = sweep.best_settings(args.store, sweep=args.name)
+    text = json.dumps(table, indent=1, sort_keys=True) + "\n"
+    if args.json not in (None, "-"):
+        path = Path(args.json)
         try:
-            with open(args.json, "w") as fh:
-                fh.write(text + "\n")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
         except OSError as exc:
             raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
-        print(f"best settings written to {args.json}")
-    else:
-        print(text)
+    # stdout carries one thing: the table, or the JSON with --json - (the table to stderr)
+    table_to = sys.stderr if args.json == "-" else sys.stdout
+    for r in rows:
+        left_out = f"; {r['left_out']} left out: other seeds or episodes" if r["left_out"] else ""
+        print(
+            f"{r['env']:<9} {r['algo']:<8} {_speed_label(r['speed'])}: {r['metric']} "
+            f"{r['mean']:.4g} ± {r['se']:.2g} ({r['seeds']} seeds × {r['episodes']} episodes, "
+            f"best of {r['settings']} settings{left_out})",
+            file=table_to,
+        )
+    if args.json == "-":
+        sys.stdout.write(text)
+    elif args.json is not None:
+        print(f"best settings written to {args.json}", file=sys.stderr)
     return 0
 
 
@@ -421,10 +441,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--hyper",
         default=None,
-        help="a JSON file of hyper-parameters (default: the paper's settings on built-in envs, "
-        "pyprog's default setting elsewhere, of which the file may change single keys)",
+        help="a JSON file: one setting, or a table {env: {algo: {speed: setting}}} as "
+        "`pyprog best --json` writes; 'paper' for the authors' settings (built-in envs, speeds "
+        "0-4). Default: the paper's settings on built-in envs, pyprog's default setting "
+        "elsewhere, of which a one-setting file may change single keys",
     )
-    run.add_argument("--out", required=True, help="output folder")
+    run.add_argument(
+        "--out", required=True, help="output folder (created with its parents if missing)"
+    )
     run.set_defaults(func=_cmd_run)
 
     sw = sub.add_parser(
@@ -436,21 +460,53 @@ def build_parser() -> argparse.ArgumentParser:
         "re-running resumes.",
     )
     _add_grid_arguments(sw, "--speeds")
-    sw.add_argument("--settings", type=int, default=20, help="settings to draw (default 20)")
-    sw.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
-    sw.add_argument("--setting-seed", type=int, default=0, help="seed of the settings' draw")
-    sw.add_argument("--store", required=True, help="SQLite result store (created if absent)")
-    sw.add_argument("--name", default=None, help="tag stored with every run of this sweep")
-    sw.add_argument("--scheduler", default=None, help="Dask scheduler address, tcp://host:8786")
+    sw.add_argument("--settings", type=int, default=20, help="settings to draw, >= 1 (default: 20)")
+    sw.add_argument(
+        "--basis",
+        default="fourier",
+        choices=("fourier", "poly", "linear"),
+        help="time basis of the forecasts: fourier, poly, linear (default: fourier)",
+    )
+    sw.add_argument(
+        "--setting-seed", type=int, default=0, help="seed of the settings' draw (default: 0)"
+    )
+    sw.add_argument(
+        "--store",
+        required=True,
+        help="SQLite result store (created, with its parent folders, if missing)",
+    )
+    sw.add_argument(
+        "--name",
+        default=None,
+        help="sweep tag stored with every run; `pyprog best --name` selects by it (default: none)",
+    )
+    sw.add_argument(
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address, tcp://host:8786 (default: local cores)",
+    )
     sw.set_defaults(func=_cmd_sweep)
 
     best = sub.add_parser(
         "best",
         help="the best setting per (env, algo, speed) in a store, as a table and JSON",
+        description="Compare the stored settings per (env, algo, speed) on equal footing (runs "
+        "of the same length on the same seeds) and print the best one's (surrogate) regret, "
+        "mean ± standard error over seeds. stdout carries one thing: the table, or, with "
+        "--json -, the JSON (the table then goes to stderr). The JSON is what `pyprog run "
+        "--hyper` and pyprog.run(..., hyper=...) accept.",
     )
-    best.add_argument("--store", required=True, help="SQLite result store")
-    best.add_argument("--sweep", default=None, help="only runs of this sweep tag")
-    best.add_argument("--json", default=None, help="write the settings to this file")
+    best.add_argument("--store", required=True, help="SQLite result store (must exist)")
+    best.add_argument(
+        "--name", default=None, help="only the runs of this sweep tag (default: every run)"
+    )
+    best.add_argument("--sweep", dest="name", default=None, help=argparse.SUPPRESS)  # old name
+    best.add_argument(
+        "--json",
+        default=None,
+        help="write the settings table to this file (parent folders created), or - for "
+        "stdout (default: no JSON)",
+    )
     best.set_defaults(func=_cmd_best)
 
     rep = sub.add_parser(
@@ -462,10 +518,26 @@ def build_parser() -> argparse.ArgumentParser:
         "paper's seeds and 1000 episodes.",
     )
     rep.add_argument("--quick", action="store_true", help="fewer seeds/speeds/episodes")
-    rep.add_argument("--store", default=None, help="a sweep store: use its best settings")
-    rep.add_argument("--out", default="results", help="output folder (default: results)")
-    rep.add_argument("--env", default="reco,reacher,diabetes", help="environments")
-    rep.add_argument("--jobs", type=int, default=None, help="worker processes")
+    rep.add_argument(
+        "--store",
+        default=None,
+        help="a sweep's result store, only read: its best settings replace the paper's and "
+        "its matching runs are reused (default: the paper's settings)",
+    )
+    rep.add_argument(
+        "--out",
+        default="results",
+        help="output folder, created with its parents if missing; its runs.sqlite keeps this "
+        "reproduction's runs (default: results)",
+    )
+    rep.add_argument(
+        "--env",
+        default="reco,reacher,diabetes",
+        help="reco, reacher, diabetes; comma-separated (default: all three)",
+    )
+    rep.add_argument(
+        "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
+    )
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=_cmd_reproduce)
 

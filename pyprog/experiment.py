@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from pyprog._validation import check_speed
 from pyprog.adapter import (
     ResolvedEnv,
     action_adapter,
@@ -26,7 +27,15 @@ from pyprog.adapter import (
     resolve_env,
 )
 from pyprog.agents import LEARNERS, Learner
-from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env, default_hyper, paper_hyper
+from pyprog.hyperparams import (
+    ENVS,
+    Hyper,
+    check_algo,
+    check_env,
+    default_hyper,
+    hyper_from_table,
+    paper_hyper,
+)
 from pyprog.policies import Policy
 
 __all__ = [
@@ -110,9 +119,11 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
 
 
 def _resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
-    """The setting of a built-in environment: ``"paper"``, a full dict or a Hyper."""
+    """The setting of a built-in environment: ``"paper"``, a full dict, a Hyper, or a
+    settings table (or its JSON file) with an entry for (env, algo, speed)."""
     if hyper is None:
         hyper = "paper"
+    hyper = hyper_from_table(hyper, env, algo, speed)  # a best-settings table or JSON file
     if isinstance(hyper, Hyper):
         return hyper
     if isinstance(hyper, str):
@@ -183,16 +194,19 @@ def prepare(
     if is_builtin(env):
         if speed is None:
             raise ValueError(f"env {env!r} needs speed (how fast it drifts; the paper: 0-4)")
+        check_speed(speed)  # before the settings: a bad speed is named as such
         h = _resolve_hyper(env, algo, speed, hyper)
         resolved = resolve_env(env, speed, env_kwargs)
     else:
-        if isinstance(hyper, str):  # before building anything
+        if isinstance(hyper, str) and not hyper.endswith(".json"):  # before building anything
             _resolve_default_hyper(str(env), algo, hyper, None)
         resolved = resolve_env(env, None, env_kwargs)
     environment = resolved.environment
     try:
         obs_dim, encode = observation_encoder(environment.observation_space)
         if not resolved.builtin:
+            # a settings table's entry for this environment (speed "-": its own drift)
+            hyper = hyper_from_table(hyper, resolved.name, algo, None)
             h = _resolve_default_hyper(resolved.name, algo, hyper, environment.action_space)
         # the policy is made here once to check the setting against the spaces
         make_policy(environment.action_space, obs_dim, h, np.random.default_rng(0))
@@ -235,11 +249,13 @@ def run(
         Seeds everything (environment, initial weights, actions). The environment is
         reset with ``reset(seed=...)`` once, then ``reset()``: pyprog never resets its drift.
     episodes : int >= 1
-    hyper : None, "paper", dict or Hyper
+    hyper : None, "paper", dict, Hyper, settings table or JSON file
         Built-in environments: None or ``"paper"`` is the authors' tuned setting for
         (env, algo, speed); a dict is a full setting. Other environments: None is pyprog's
         default setting (:func:`pyprog.hyperparams.default_hyper`), and a dict changes some
-        of its keys.
+        of its keys. A settings table ``{env: {algo: {speed: setting}}}`` (what ``pyprog
+        best --json`` writes; speed ``"-"`` for environments that drift by themselves) or
+        the path of its JSON file gives its entry for (env, algo, speed).
     horizon : int, optional
         Most steps per episode (default: the environment's ``max_episode_steps``, its
         ``TimeLimit`` or its ``horizon`` attribute). pyprog cuts longer episodes, and counts

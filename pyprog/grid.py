@@ -35,6 +35,7 @@ __all__ = [
     "read_results",
     "regret_table",
     "run_grid",
+    "write_regret_table",
 ]
 
 #: Columns of ``results.csv``, one row per finished run.
@@ -368,3 +369,28 @@ def regret_table(rows: Sequence[dict[str, Any]], out: str | os.PathLike) -> list
                 dict(env=env, algo=algo, speed=speed, metric=metric, mean=mean, se=se, seeds=len(v))
             )
     return table
+
+
+#: Columns of ``regret.csv``, one row per (env, algo, speed).
+REGRET_COLUMNS = ("env", "algo", "speed", "metric", "mean", "se", "seeds")
+
+
+def write_regret_table(table: Sequence[dict[str, Any]], out: str | os.PathLike) -> Path:
+    """Write :func:`regret_table`'s rows to ``out/regret.csv`` (replaced whole); its path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> row = dict(env="reco", algo="onpg", speed=1.0, metric="regret", mean=2.5, se=0.5, seeds=3)
+    >>> path = write_regret_table([row], tempfile.mkdtemp())
+    >>> path.read_text().splitlines()
+    ['env,algo,speed,metric,mean,se,seeds', 'reco,onpg,1.0,regret,2.5,0.5,3']
+    """
+    path = Path(out) / "regret.csv"
+    tmp = path.with_name("regret.csv.tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=REGRET_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(table)
+    os.replace(tmp, path)  # whole file or none
+    return path

@@ -11,6 +11,8 @@ import dataclasses
 import json
 import math
 import numbers
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -27,6 +29,7 @@ __all__ = [
     "check_algo",
     "check_env",
     "default_hyper",
+    "hyper_from_table",
     "paper_hyper",
 ]
 
@@ -235,3 +238,77 @@ def default_hyper(algo: str, gauss_std: float | None = None) -> Hyper:
     if gauss_std is not None:
         values["gauss_std"] = gauss_std
     return Hyper(**values)
+
+
+def _is_table(value: Any) -> bool:
+    """A best-settings table ``{env: {algo: {speed: setting}}}``, not one setting (whose
+    values are numbers, strings or None)."""
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and all(isinstance(v, Mapping) for v in value.values())
+    )
+
+
+def hyper_from_table(hyper: Any, env: str, algo: str, speed: float) -> Any:
+    """Pick the setting for ``(env, algo, speed)`` when ``hyper`` is a settings table or file.
+
+    A settings table is what ``pyprog best --json`` writes and what the shipped
+    ``pyprog/data/hyperparams.json`` holds: ``{env: {algo: {speed: setting}}}``, speeds as
+    text (``"2"``, ``"2.5"``). ``hyper`` may be such a table, or the path (str or
+    path-like, ending in ``.json``) of a JSON file holding a table or one setting.
+    Anything else (``"paper"``, one setting as a dict, a :class:`Hyper`) is returned as is.
+
+    Parameters
+    ----------
+    hyper : table, path, or anything :func:`pyprog.run` accepts
+    env, algo : str
+    speed : float or None
+        None for an environment that drifts by itself (its table entry is ``"-"``).
+
+    Returns
+    -------
+    Hyper, dict, or ``hyper`` unchanged
+
+    Raises
+    ------
+    ValueError
+        The file cannot be read or is not JSON, or the table has no setting for
+        ``(env, algo, speed)`` (the message lists what it has).
+
+    Examples
+    --------
+    >>> table = {"reco": {"onpg": {"2": {"lr": 0.01, "delta": 3}}}}
+    >>> hyper_from_table(table, "reco", "onpg", 2).delta
+    3
+    >>> hyper_from_table(table, "reco", "onpg", 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: the settings table has no reco/onpg setting for speed 4; it has speeds 2
+    >>> hyper_from_table("paper", "reco", "onpg", 2)
+    'paper'
+    """
+    if isinstance(hyper, os.PathLike) or (isinstance(hyper, str) and hyper.endswith(".json")):
+        path = os.fspath(hyper)
+        try:
+            with open(path) as fh:
+                hyper = json.load(fh)
+        except OSError as exc:
+            raise ValueError(f"hyper file {path!r} cannot be read: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"hyper file {path!r} is not valid JSON: {exc}") from None
+        if not isinstance(hyper, Mapping):
+            raise ValueError(f"hyper file {path!r} must hold a JSON object")
+    if not _is_table(hyper):
+        return hyper
+    key = "-" if speed is None else f"{float(speed):g}"  # "-": a drift not set by pyprog
+    by_speed = hyper.get(env, {}).get(algo, {})
+    if key in by_speed:
+        return Hyper.from_dict(dict(by_speed[key]))
+    if by_speed:
+        raise ValueError(
+            f"the settings table has no {env}/{algo} setting for speed {key}; "
+            f"it has speeds {', '.join(by_speed)}"
+        )
+    has = ", ".join(f"{e}/{a}" for e in hyper for a in hyper[e]) or "none"
+    raise ValueError(f"the settings table has no {env}/{algo} settings; it has {has}")

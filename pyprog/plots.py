@@ -15,9 +15,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "ALGO_STYLE",
+    "error_note",
     "plot_basis_ablation",
     "plot_forecast",
     "plot_item_rewards",
@@ -44,6 +46,28 @@ def _save(fig, path: str | os.PathLike | None):
     if path is not None:
         fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
+
+
+def error_note(seeds: Sequence[int] | None) -> str:
+    """What the error bars and bands are: ``"± 1 standard error over N seeds"``.
+
+    Examples
+    --------
+    >>> error_note([5, 5]), error_note([3, 5])
+    ('± 1 standard error over 5 seeds', '± 1 standard error over 3–5 seeds')
+    """
+    counts = sorted({int(n) for n in seeds or ()})
+    if not counts:
+        return "± 1 standard error over seeds"
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return f"± 1 standard error over {n} seeds"
+
+
+def _speed_axis(ax, speeds) -> None:
+    """Speeds on the x axis: integer ticks when every speed is an integer."""
+    ax.set_xlabel("speed of non-stationarity")
+    if all(float(s).is_integer() for s in speeds):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def running_mean(x: np.ndarray, window: int) -> np.ndarray:
@@ -75,7 +99,8 @@ def plot_regret_vs_speed(
     Parameters
     ----------
     table : sequence of mapping
-        Rows with ``speed``, ``mean``, ``se`` and ``series_key`` (default ``algo``).
+        Rows with ``speed``, ``mean``, ``se`` and ``series_key`` (default ``algo``), and
+        ``seeds`` (the legend says what the error bars are).
     """
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for name in dict.fromkeys(r[series_key] for r in table):
@@ -91,11 +116,12 @@ def plot_regret_vs_speed(
             marker="o",
             capsize=3,
         )
-    ax.set_xlabel("speed of non-stationarity")
+    _speed_axis(ax, [r["speed"] for r in table])
     ax.set_ylabel(ylabel or (table[0].get("metric", "regret") if table else "regret"))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(frameon=False)
+    seeds = [r["seeds"] for r in table if "seeds" in r]
+    ax.legend(frameon=False, title=f"bars: {error_note(seeds)}", title_fontsize="x-small")
     return _save(fig, path)
 
 
@@ -106,7 +132,7 @@ def plot_learning_curves(
     optimal: np.ndarray | None = None,
     path: str | os.PathLike | None = None,
 ):
-    """Running mean of the return per episode, with a standard-error band over seeds.
+    """Running mean of the return per episode, with a band of ± 1 standard error over seeds.
 
     Parameters
     ----------
@@ -131,7 +157,13 @@ def plot_learning_curves(
     ax.set_ylabel(f"return (running mean over {window})")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(frameon=False, fontsize="small")
+    seeds = [len(np.atleast_2d(arr)) for arr in returns.values()]
+    ax.legend(
+        frameon=False,
+        fontsize="small",
+        title=f"bands: {error_note(seeds)}",
+        title_fontsize="x-small",
+    )
     return _save(fig, path)
 
 
@@ -180,7 +212,7 @@ def plot_basis_ablation(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
     Parameters
     ----------
     rows : sequence of mapping
-        ``algo``, ``basis``, ``speed``, ``mean``, ``se``.
+        ``algo``, ``basis``, ``speed``, ``mean``, ``se``, ``seeds``.
     """
     algos = list(dict.fromkeys(r["algo"] for r in rows))
     fig, axes = plt.subplots(
@@ -201,9 +233,10 @@ def plot_basis_ablation(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
                 label=basis,
             )
         ax.set_title(_style(algo)[1])
-        ax.set_xlabel("speed of non-stationarity")
+        _speed_axis(ax, [r["speed"] for r in rows])
         ax.grid(alpha=0.3)
-        ax.legend(frameon=False)
+        seeds = [r["seeds"] for r in rows if "seeds" in r]
+        ax.legend(frameon=False, title=f"bars: {error_note(seeds)}", title_fontsize="x-small")
     axes[0][0].set_ylabel("regret (NS-Reco)")
     fig.tight_layout()
     return _save(fig, path)

@@ -28,7 +28,7 @@ from pyprog.bases import BASES
 from pyprog.estimators import ols_weights
 from pyprog.experiment import compare, mean_se
 from pyprog.hyperparams import ALGOS, Hyper, paper_hyper
-from pyprog.store import ResultStore
+from pyprog.store import ResultStore, StoreError
 from pyprog.sweep import SweepTask, best_settings, run_sweep
 
 __all__ = ["CLAIMS", "FULL", "QUICK", "Plan", "claims", "reproduce"]
@@ -459,8 +459,10 @@ def reproduce(
     quick : bool
         :data:`QUICK` (a few minutes) instead of :data:`FULL` (the paper's protocol).
     store : path, optional
-        A sweep's result store: its best settings replace the paper's where it has them,
-        and the reproduction's runs are added to it. Default: ``out/runs.sqlite``.
+        A sweep's result store, only read: its best settings (:func:`best_settings`)
+        replace the paper's where it has them, and its runs that the reproduction needs
+        are reused. Whatever else runs goes to ``out/runs.sqlite``, never to ``store``, so
+        reproducing does not change what ``pyprog best --store`` answers.
     envs : sequence of str
     jobs : int, optional
         Worker processes (default: every core).
@@ -482,22 +484,38 @@ def reproduce(
     except OSError as exc:
         raise ValueError(f"cannot write to --out {str(out)!r}: {exc.strerror}") from None
     store_best, settings_from = None, "the paper's (pyprog/data/hyperparams.json)"
-    if store is not None and Path(store).exists():
+    source = Path(store) if store is not None else None
+    if source is not None:
+        # the sweep's store is only read: reproducing must not change what `best` answers
         try:
-            store_best, _ = best_settings(str(store))
+            store_best, _ = best_settings(str(source))
             settings_from = (
-                f"the best of the sweep store {store} where it has them, else the paper's"
+                f"the best of the sweep store {source} where it has them, else the paper's"
             )
-        except ValueError:
-            store_best = None
-    store_path = Path(store) if store is not None else out / "runs.sqlite"
+        except StoreError:
+            raise
+        except ValueError:  # a store without runs
+            settings_from += f" (the store {source} has no runs)"
+    own = out / "runs.sqlite"
     tasks = plan_tasks(plan, envs, store_best)
     all_tasks = tasks["main"] + tasks["ablation"]
-    report = run_sweep(
-        all_tasks, str(store_path), name=f"reproduce-{plan.name}", jobs=jobs, progress=progress
-    )
-    with ResultStore(store_path, readonly=True) as db:
-        runs = _load(db, all_tasks)
+    in_source = set()
+    if source is not None:
+        with ResultStore(source, readonly=True) as db:
+            in_source = db.keys()
+    todo = [t for t in all_tasks if t.key not in in_source]
+    report = {"total": len(all_tasks), "already_stored": len(all_tasks), "ran": 0}
+    if todo:  # this reproduction's own runs go to its own store, never to the sweep's
+        report = run_sweep(
+            todo, str(own), name=f"reproduce-{plan.name}", jobs=jobs, progress=progress
+        )
+        report["already_stored"] = len(all_tasks) - report["ran"]
+        report["total"] = len(all_tasks)
+    runs = {}
+    for path in [source, own] if source is not None else [own]:
+        if path.exists():
+            with ResultStore(path, readonly=True) as db:
+                runs.update(_load(db, all_tasks))
     report["run_hours"] = sum(r.seconds for r in runs.values()) / 3600
     basis_of = {(t.env, t.algo, int(t.speed)): t.hyper.basis for t in tasks["main"]}
     table = regret_tables(plan, envs, runs, basis_of)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -197,7 +198,7 @@ def run_sweep(
     ----------
     tasks : sequence of SweepTask
     store_path : path
-        The SQLite result store (created if absent).
+        The SQLite result store (created, with its parent folders, if absent).
     name : str, optional
         Tag of the sweep, stored with every row.
     jobs : int, optional
@@ -220,6 +221,10 @@ def run_sweep(
     # reach the cluster before touching the store: an unreachable scheduler writes nothing
     client = connect(scheduler) if scheduler is not None else None
     try:
+        try:  # missing parent folders are created (as for every output of pyprog)
+            Path(store_path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # e.g. a parent that is a file: ResultStore says what is wrong
         with ResultStore(store_path) as store:
             done = store.keys()
             todo = [t for t in tasks if t.key not in done]
@@ -241,19 +246,25 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
     """The best stored setting per (env, algo, speed), over its seeds.
 
     NS-Reco: the lowest mean regret. Elsewhere: the lowest mean surrogate regret, against
-    ``J̃*_k``, the best mean return any stored (algo, setting) got in episode k at that
+    ``J̃*_k``, the best mean return any compared (algo, setting) got in episode k at that
     (env, speed) — which ranks the settings of one algorithm as their mean return does.
-    Settings are compared only among runs of the same length (the most common one; on a
-    tie, the longest). The stored returns are read one (env, speed) at a time.
+
+    Settings are compared on equal footing only: runs of the same length (per (env, speed),
+    the most common one; on a tie, the longest) and, per algorithm, the same seeds (the
+    seed set that most settings have; on a tie, the larger). Settings with other seeds or
+    lengths — an interrupted sweep, a trial with fewer episodes — are left out and counted.
+    The stored returns are read one (env, speed) at a time.
 
     Returns
     -------
     table : dict
         ``{env: {algo: {speed: hyper-parameters}}}``, the format of the shipped paper
-        settings (``pyprog/data/hyperparams.json``).
+        settings (``pyprog/data/hyperparams.json``), which :func:`pyprog.run` and
+        ``pyprog run --hyper`` accept.
     rows : list of dict
-        One per (env, algo, speed): ``metric``, ``mean``, ``se``, ``seeds``, ``settings``
-        (how many were compared) and ``setting_hash``.
+        One per (env, algo, speed): ``metric``, ``mean``, ``se``, ``seeds`` (of every
+        compared setting), ``episodes``, ``settings`` (how many were compared),
+        ``left_out`` (how many were not) and ``setting_hash``.
     """
     with ResultStore(store_path, readonly=True) as store:
         lengths = store.lengths(sweep=sweep)
@@ -267,10 +278,16 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         for (env, speed), counts in sorted(lengths.items(), key=_group_order):
             common = max(counts, key=lambda n: (counts[n], n))  # most common; ties: longest
             by_setting: dict[tuple[str, str], list] = defaultdict(list)
+            every: dict[str, set[str]] = defaultdict(set)
             for r in store.rows(env=env, speed=speed, sweep=sweep):
+                every[r.algo].add(r.setting_hash)
                 if r.episodes == common:
                     by_setting[(r.algo, r.setting_hash)].append(r)
-            _best_of_group(env, speed, by_setting, table, rows)
+            compared = _same_seeds(by_setting)
+            left_out = {
+                a: len(hashes) - sum(k[0] == a for k in compared) for a, hashes in every.items()
+            }
+            _best_of_group(env, speed, compared, table, rows, left_out)
     return table, rows
 
 
@@ -279,8 +296,26 @@ def _group_order(item: tuple) -> tuple:
     return (env, speed is not None, speed or 0.0)
 
 
+def _same_seeds(by_setting: dict[tuple[str, str], list]) -> dict[tuple[str, str], list]:
+    """Per algorithm, the settings run on its most common seed set (ties: the larger)."""
+    seeds = {k: tuple(sorted(r.seed for r in rs)) for k, rs in by_setting.items()}
+    keep = {}
+    for algo in {a for a, _ in by_setting}:
+        sets = Counter(v for k, v in seeds.items() if k[0] == algo)
+        reference = max(sets, key=lambda v: (sets[v], len(v), v))
+        keep.update(
+            {k: rs for k, rs in by_setting.items() if k[0] == algo and seeds[k] == reference}
+        )
+    return keep
+
+
 def _best_of_group(
-    env: str, speed: float, by_setting: dict[tuple[str, str], list], table: dict, rows: list
+    env: str,
+    speed: float,
+    by_setting: dict[tuple[str, str], list],
+    table: dict,
+    rows: list,
+    left_out: dict[str, int],
 ) -> None:
     """Rank one (env, speed)'s settings per algorithm; add each winner to table and rows."""
     exact = all(r.regret is not None for rs in by_setting.values() for r in rs)
@@ -314,6 +349,7 @@ def _best_of_group(
                 "se": se,
                 "seeds": len(candidates[key]),
                 "settings": len(candidates),
+                "left_out": left_out.get(algo, 0),
                 "setting_hash": key[1],
                 "episodes": by_setting[key][0].episodes,
             }

@@ -1,5 +1,6 @@
-"""The ``pyprog`` command line: info, run (grid, CSV, resume, Ctrl-C), errors."""
+"""The ``pyprog`` command line: info, run (grid, CSV, resume, Ctrl-C), errors, vocabulary."""
 
+import argparse
 import csv
 import os
 import signal
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from pyprog import __version__
-from pyprog.cli import main
+from pyprog.cli import build_parser, main
 from pyprog.grid import CSV_COLUMNS, parse_range, parse_seeds, read_results
 
 
@@ -27,6 +28,7 @@ def test_info_reports_backend_and_optional_packages(capsys):
     out = capsys.readouterr().out
     assert "kernel backend" in out and ("cython" in out or "numpy" in out)
     assert "numba" in out and "simglucose" in out
+    assert "numba cache" in out
 
 
 def test_no_command_prints_help(capsys):
@@ -51,6 +53,14 @@ class TestRun:
         printed = capsys.readouterr().out
         assert "reco: regret (mean ± standard error over seeds)" in printed
         assert "pro-wls" in printed and "speed 3" in printed
+        # the printed table, as CSV (what the README's regret.csv links show)
+        with (out / "regret.csv").open() as fh:
+            table = list(csv.DictReader(fh))
+        assert [(r["algo"], float(r["speed"]), int(r["seeds"])) for r in table] == [
+            (a, s, 2) for s in (0.0, 3.0) for a in ("pro-wls", "onpg")
+        ]
+        for r in table:
+            assert f"{float(r['mean']):>12.4g} ± {float(r['se']):<7.2g}" in printed
 
     def test_rerun_resumes_without_duplicates(self, tmp_path, capsys):
         out = tmp_path / "grid"
@@ -160,3 +170,64 @@ def test_a_folder_holds_one_grid(tmp_path, capsys):
     assert main([*base, "--episodes", "20"]) == 2
     assert "holds a grid run with" in capsys.readouterr().err
     assert len(read_results(tmp_path)) == 1
+
+
+# --------------------------------------------------------------------------- one vocabulary
+
+
+@pytest.mark.parametrize("flag", ["--speed", "--speeds"])
+@pytest.mark.parametrize(
+    "command, required, dest",
+    [("run", ["--out", "x"], "speed"), ("sweep", ["--store", "s.sqlite"], "speeds")],
+)
+def test_speed_and_speeds_are_the_same_flag(flag, command, required, dest):
+    args = build_parser().parse_args([command, *required, flag, "0,2"])
+    assert getattr(args, dest) == "0,2"
+
+
+@pytest.mark.parametrize("flag", ["--name", "--sweep"])
+def test_best_selects_a_sweep_by_the_word_sweep_writes_it_with(flag):
+    assert build_parser().parse_args(["best", "--store", "s", flag, "a"]).name == "a"
+    assert "--sweep" not in _help("best")  # the old spelling still works, unlisted
+
+
+def _subparsers() -> dict:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sub.choices
+
+
+def _help(command: str) -> str:
+    return _subparsers()[command].format_help()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "best", "reproduce"])
+def test_every_option_with_a_default_says_it_in_help(command):
+    for action in _subparsers()[command]._actions:
+        if action.help in (None, argparse.SUPPRESS) or action.required:
+            continue
+        if isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction)):
+            continue
+        assert "default" in action.help, (command, action.option_strings)
+
+
+@pytest.mark.parametrize(
+    "command, words",
+    [
+        ("run", ["reco, reacher, diabetes", "pro-ols, pro-wls, onpg, ftrl-pg", "0-4", "3-7"]),
+        ("sweep", ["reco, reacher, diabetes", "fourier, poly, linear", "tcp://host:8786"]),
+        ("reproduce", ["reco, reacher, diabetes", "results"]),
+        ("best", ["--json -", "--name"]),
+    ],
+)
+def test_help_lists_valid_values(command, words):
+    text = " ".join(_help(command).split())
+    for word in words:
+        assert word in text, (command, word)
+
+
+def test_output_folders_are_created_with_their_parents(tmp_path, capsys):
+    out = tmp_path / "a" / "b" / "grid"
+    argv = ["run", "--algo", "onpg", "--speed", "1", "--seeds", "1", "--episodes", "5"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    assert (out / "results.csv").exists()

@@ -9,6 +9,7 @@ MODULES = [
     "pyprog",
     "pyprog._backend",
     "pyprog.adapter",
+    "pyprog._cache",
     "pyprog.agents",
     "pyprog.bases",
     "pyprog.buffer",
@@ -27,6 +28,7 @@ MODULES = [
     "pyprog.sweep",
     "pyprog.envs.patient",
     "pyprog.envs.diabetes",
+    "pyprog.envs.simglucose_data",
 ]
 
 

@@ -106,6 +106,12 @@ class TestBadInput:
         with pytest.raises(ValueError, match="speed must be a finite number >= 0"):
             run("reco", "pro-ols", speed=-1, seed=0, hyper={"lr": 1e-3})
 
+    @pytest.mark.parametrize("speed", [-1, float("nan"), float("inf")])
+    def test_bad_speed_is_named_with_the_paper_setting_too(self, speed):
+        """Not "hyper='paper' covers speeds 0-4": the speed itself is wrong."""
+        with pytest.raises(ValueError, match="speed must be a finite number >= 0"):
+            run("reco", "pro-ols", speed=speed, seed=0)
+
 
 class TestSurrogateRegret:
     def test_definition(self):

@@ -76,11 +76,47 @@ def test_store_best_settings_replace_the_papers(tmp_path):
     )
     plan = Plan("t", {"reco": (0,)}, {"reco": 1}, {"reco": 60}, (), 1)
     reproduce(tmp_path / "out", store=tmp_path / "s.sqlite", envs=("reco",), plan=plan, jobs=1)
-    with ResultStore(tmp_path / "s.sqlite", readonly=True) as store:
+    with ResultStore(tmp_path / "out" / "runs.sqlite", readonly=True) as store:
         used = {r.algo: r.hyper for r in store.rows(env="reco")}
-    assert used["pro-ols"] == custom.to_dict()
+    assert "pro-ols" not in used  # the sweep's run was reused, not run again
     assert used["onpg"] == paper_hyper("reco", "onpg", 0).to_dict()
     assert "best of the sweep store" in (tmp_path / "out" / "summary.md").read_text()
+    table = list(csv.DictReader((tmp_path / "out" / "regret.csv").open()))
+    assert {r["algo"] for r in table} == {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
+
+
+def test_reproduce_does_not_change_what_best_answers(tmp_path, capsys):
+    """``reproduce --store S`` only reads S: ``best --store S`` answers the same before and
+    after, and S is unchanged byte for byte, although the reproduction ran more seeds of the
+    sweep's best settings, the paper's settings and the ablation's other bases."""
+    from pyprog.cli import main
+    from pyprog.sweep import SweepTask, run_sweep
+
+    sweep = tmp_path / "s.sqlite"
+    settings = [paper_hyper("reco", "pro-wls", 3).replace(lr=lr) for lr in (0.002, 0.02)]
+    tasks = [
+        SweepTask("reco", "pro-wls", 3.0, k, h, seed, 60)
+        for k, h in enumerate(settings)
+        for seed in (0, 1)
+    ]
+    run_sweep(tasks, str(sweep), name="mine", jobs=1)
+    assert main(["best", "--store", str(sweep), "--json", "-"]) == 0
+    before, bytes_before = capsys.readouterr(), sweep.read_bytes()
+    plan = Plan("t", {"reco": (3,)}, {"reco": 3}, {"reco": 60}, (3,), 3)
+    reproduce(tmp_path / "out", store=sweep, envs=("reco",), plan=plan, jobs=2)
+    assert main(["best", "--store", str(sweep), "--json", "-"]) == 0
+    after = capsys.readouterr()
+    assert (after.out, after.err) == (before.out, before.err)
+    assert sweep.read_bytes() == bytes_before
+    with ResultStore(tmp_path / "out" / "runs.sqlite", readonly=True) as store:
+        mine = [r for r in store.rows(algo="pro-wls") if r.hyper["basis"] == "fourier"]
+    assert [r.seed for r in mine] == [2]  # seeds 0 and 1 of the best setting were reused
+
+
+def test_missing_sweep_store_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        reproduce(tmp_path / "out", store=tmp_path / "nothing.sqlite", plan=TINY, envs=("reco",))
+    assert not (tmp_path / "nothing.sqlite").exists()
 
 
 def test_claim_logic():
@@ -109,3 +145,27 @@ def test_running_mean_and_plots(tmp_path):
         {"pro-ols": np.ones((3, 40))}, window=5, path=tmp_path / "c.png"
     )
     assert (tmp_path / "c.png").stat().st_size > 0 and fig.axes[0].get_xlabel() == "episode"
+
+
+def test_figures_say_what_their_bars_are_and_speeds_are_integers(tmp_path):
+    table = [
+        dict(algo=a, speed=s, mean=m, se=1.0, seeds=5, metric="regret")
+        for a, m in (("pro-ols", 1.0), ("onpg", 2.0))
+        for s in (0, 1, 2, 3, 4)
+    ]
+    fig = plots.plot_regret_vs_speed(table)
+    ax = fig.axes[0]
+    assert ax.get_legend().get_title().get_text() == "bars: ± 1 standard error over 5 seeds"
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    fig = plots.plot_learning_curves({"onpg": np.ones((3, 40)), "pro-ols": np.ones((3, 40))})
+    assert fig.axes[0].get_legend().get_title().get_text() == (
+        "bands: ± 1 standard error over 3 seeds"
+    )
+    ablation = [dict(r, basis="fourier") for r in table]
+    fig = plots.plot_basis_ablation(ablation)
+    for ax in fig.axes:
+        assert "standard error over 5 seeds" in ax.get_legend().get_title().get_text()
+        fig.canvas.draw()
+        assert all(float(t).is_integer() for t in ax.get_xticks())

@@ -23,6 +23,7 @@ from unprivileged import run_unprivileged
 
 from pyprog.cli import main
 from pyprog.experiment import RunResult, run
+from pyprog.grid import read_results
 from pyprog.hyperparams import ENVS, Hyper, paper_hyper
 from pyprog.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
 from pyprog.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
@@ -399,10 +400,11 @@ class TestBest:
         assert main(sweep_argv(path, settings="3", episodes="30", jobs="2")) == 0
         capsys.readouterr()
         assert main(["best", "--store", str(path), "--json", str(out)]) == 0
-        printed = capsys.readouterr().out
-        assert f"best settings written to {out}" in printed
+        captured = capsys.readouterr()
+        assert f"best settings written to {out}" in captured.err
+        printed = captured.out
         lines = best_table_lines(printed)
-        assert len(lines) == 4
+        assert len(lines) == 4 and printed.splitlines() == lines  # the table and nothing else
         with ResultStore(path, readonly=True) as store:
             rows = store.rows()
         means = mean_by_setting(rows, lambda r: r.regret)
@@ -420,18 +422,23 @@ class TestBest:
             assert f"{speed:g}" in shipped["reco"][algo]  # same speed keys as shipped
             (line,) = [ln for ln in lines if re.match(rf"reco +{algo} +speed {speed:g}:", ln)]
             assert f": regret {low:.4g} ± " in line
-            assert line.endswith("(2 seeds, best of 3 settings)")
+            assert line.endswith("(2 seeds × 30 episodes, best of 3 settings)")
         # the shipped file and --json read the same way
         assert set(table["reco"]["onpg"]) == {"1", "3"}
         assert Hyper.from_dict(shipped["reco"]["onpg"]["1"]) == paper_hyper("reco", "onpg", 1)
 
-        # without --json, the same JSON follows the table on stdout
+        # without --json: the table alone; with --json -: the JSON alone (the table to stderr)
         assert main(["best", "--store", str(path)]) == 0
-        printed = capsys.readouterr().out
-        assert json.loads(printed[printed.index("\n{") :]) == table
+        assert capsys.readouterr().out == printed
+        assert main(["best", "--store", str(path), "--json", "-"]) == 0
+        captured = capsys.readouterr()
+        assert json.loads(captured.out) == table
+        assert best_table_lines(captured.err) == lines
 
-    def test_sweep_tag_selects_runs(self, tmp_path, capsys):
-        """--sweep NAME compares only the runs stored by that sweep."""
+    @pytest.mark.parametrize("flag", ["--name", "--sweep"])
+    def test_sweep_tag_selects_runs(self, tmp_path, capsys, flag):
+        """--name NAME (the word sweep writes it with; --sweep is its old spelling) compares
+        only the runs stored by that sweep."""
         path = tmp_path / "sweep.sqlite"
         assert main([*sweep_argv(path, algo="onpg", speeds="2"), "--name", "a"]) == 0
         argv = [*sweep_argv(path, algo="onpg", speeds="2", setting_seed="1"), "--name", "b"]
@@ -439,7 +446,7 @@ class TestBest:
         capsys.readouterr()
         for name, seed in (("a", 0), ("b", 1)):
             out = tmp_path / f"{name}.json"
-            assert main(["best", "--store", str(path), "--sweep", name, "--json", str(out)]) == 0
+            assert main(["best", "--store", str(path), flag, name, "--json", str(out)]) == 0
             chosen = json.loads(out.read_text())["reco"]["onpg"]["2"]
             assert chosen in [h.to_dict() for h in draw_settings("reco", 2, seed=seed)]
         assert "best of 2 settings" in capsys.readouterr().out
@@ -468,6 +475,54 @@ class TestBest:
             winners = [r.hyper for r in rows if by_hash[r.setting_hash] == top]
             assert table[algo]["2"] in winners, (algo, by_hash)
             assert Hyper.from_dict(table[algo]["2"]).hidden in (16, 32, 64)
+
+    def test_settings_with_other_seeds_are_left_out_and_counted(self, tmp_path, capsys):
+        """An interrupted sweep: setting C has one lucky seed and the highest mean return,
+        but A and B ran seeds 0 and 1; best compares A and B only, and says 1 was left out."""
+        path, out = tmp_path / "runs.sqlite", tmp_path / "best.json"
+        a, b, c = (Hyper(lr=lr, hidden=16).to_dict() for lr in (1e-2, 1e-3, 1e-4))
+        with ResultStore(path) as store:
+            for hyper, level, seeds in ((a, 5.0, (0, 1)), (b, 4.0, (0, 1)), (c, 9.0, (0,))):
+                for seed in seeds:
+                    assert store.add(onpg_run("reacher", 2.0, seed, hyper, [level, level]))
+        assert main(["best", "--store", str(path), "--json", str(out)]) == 0
+        (line,) = best_table_lines(capsys.readouterr().out)
+        assert line.endswith(
+            "(2 seeds × 2 episodes, best of 2 settings; 1 left out: other seeds or episodes)"
+        )
+        assert json.loads(out.read_text()) == {"reacher": {"onpg": {"2": a}}}
+
+    def test_round_trip_best_json_into_run(self, tmp_path, capsys):
+        """sweep → best --json F → ``pyprog run --hyper F`` and ``pyprog.run(hyper=F)`` run
+        with F's entry for their (env, algo, speed); a missing entry is a clear error."""
+        path, best = tmp_path / "sweep.sqlite", tmp_path / "best.json"
+        assert main(sweep_argv(path, algo="onpg", speeds="1,3")) == 0
+        assert main(["best", "--store", str(path), "--json", str(best)]) == 0
+        table = json.loads(best.read_text())
+        for speed in (1, 3):
+            chosen = table["reco"]["onpg"][str(speed)]
+            for hyper in (best, str(best), table):
+                result = run("reco", "onpg", speed=speed, seed=0, episodes=5, hyper=hyper)
+                assert result.hyper == chosen
+        out = tmp_path / "grid"
+        argv = ["run", "--algo", "onpg", "--speeds", "1,3", "--seeds", "1", "--episodes", "5"]
+        assert main([*argv, "--hyper", str(best), "--out", str(out), "--quiet"]) == 0
+        direct = {s: run("reco", "onpg", speed=s, seed=0, episodes=5, hyper=best) for s in (1, 3)}
+        for row in read_results(out):
+            expected = direct[int(row["speed"])].returns
+            np.testing.assert_array_equal(np.load(out / row["returns_file"]), expected)
+        capsys.readouterr()
+
+        with pytest.raises(
+            ValueError, match="no reco/onpg setting for speed 2; it has speeds 1, 3"
+        ):
+            run("reco", "onpg", speed=2, seed=0, episodes=5, hyper=best)
+        with pytest.raises(ValueError, match="no reco/pro-wls settings; it has reco/onpg"):
+            run("reco", "pro-wls", speed=1, seed=0, episodes=5, hyper=best)
+        argv = ["run", "--algo", "onpg", "--speed", "2", "--hyper", str(best)]
+        assert main([*argv, "--out", str(tmp_path / "other"), "--quiet"]) == 2
+        assert "no reco/onpg setting for speed 2" in one_error_line(capsys, "run")
+        assert not (tmp_path / "other").exists()
 
     @pytest.mark.parametrize("offset", [100.0, 0.0], ids=["positive-returns", "negative-returns"])
     def test_surrogate_regret_ranks_by_mean_return_whatever_the_sign(
@@ -599,12 +654,12 @@ class TestBadSweepInput:
         assert "cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'" in err
         assert not path.exists() and list(tmp_path.iterdir()) == []
 
-    def test_store_in_a_missing_directory(self, tmp_path, capsys):
-        """A store whose directory does not exist: exit 2, no directory made."""
-        path = tmp_path / "missing" / "sweep.sqlite"
-        assert main(sweep_argv(path)) == 2
-        assert "does not exist" in one_error_line(capsys)
-        assert list(tmp_path.iterdir()) == []
+    def test_store_in_a_missing_directory_creates_it(self, tmp_path, capsys):
+        """A store whose folders do not exist: they are created, as every output's are."""
+        path = tmp_path / "missing" / "deeper" / "sweep.sqlite"
+        assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
+        with ResultStore(path, readonly=True) as store:
+            assert len(store) == 4
 
     def test_store_under_a_regular_file(self, tmp_path, capsys):
         """A store path whose parent is a regular file: exit 2, the file untouched."""
@@ -688,12 +743,21 @@ class TestBadBestInput:
         assert main(["best", "--store", str(path), "--sweep", "b"]) == 2
         assert "has no runs of sweep 'b'" in one_error_line(capsys, "best")
 
-    def test_json_in_a_missing_directory(self, tmp_path, capsys):
+    def test_json_in_a_missing_directory_creates_it(self, tmp_path, capsys):
+        """--json's missing folders are created, as every output's are."""
+        path = tmp_path / "sweep.sqlite"
+        assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
+        target = tmp_path / "missing" / "best.json"
+        assert main(["best", "--store", str(path), "--json", str(target)]) == 0
+        assert set(json.loads(target.read_text())["reco"]) == {"onpg"}
+
+    def test_unwritable_json(self, tmp_path, capsys):
         """An unwritable --json path is bad input too: one line, exit 2, no traceback."""
         path = tmp_path / "sweep.sqlite"
         assert main(sweep_argv(path, algo="onpg", speeds="1")) == 0
         capsys.readouterr()
-        target = tmp_path / "missing" / "best.json"
+        (tmp_path / "notes.txt").write_text("a file\n")
+        target = tmp_path / "notes.txt" / "best.json"
         assert main(["best", "--store", str(path), "--json", str(target)]) == 2
         assert str(target) in one_error_line(capsys, "best")
-        assert not target.parent.exists()
+        assert (tmp_path / "notes.txt").read_text() == "a file\n"

@@ -43,11 +43,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy.interpolate import interp1d
 from scipy.stats import truncnorm
 
+from pyprog._cache import cached_njit
 from pyprog.envs.patient import (
     N_STATES,
     STATUS_NOT_FINITE,
@@ -112,7 +112,7 @@ MEAL_TIME_STD = np.array([60, 30, 60, 30, 60, 30])
 MEAL_AMOUNT_MEAN = (45, 10, 70, 10, 80, 10)  # g of carbohydrate
 MEAL_AMOUNT_STD = (10, 5, 10, 5, 10, 5)
 
-_jit = numba.njit(cache=True, error_model="numpy")
+_jit = cached_njit(error_model="numpy")
 
 
 # --------------------------------------------------------------------------------------------

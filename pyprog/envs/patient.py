@@ -3,8 +3,8 @@
 simglucose's ``T1DPatient`` advances its 13-state ODE one minute at a time: it turns the
 announced carbohydrate into what the patient eats this minute (at most 5 g/min), updates its
 meal bookkeeping, then calls ``scipy.integrate.ode(...).set_integrator("dopri5").integrate(t + 1)``
-with the inputs held constant over the minute. This module does the same with
-``@numba.njit(cache=True)`` functions over plain float64 arrays:
+with the inputs held constant over the minute. This module does the same with numba-jitted
+functions over plain float64 arrays (cached per user, see :mod:`pyprog._cache`):
 
 * :func:`patient_rhs` is ``T1DPatient.model`` term by term (same operations, same order);
 * :func:`dopri5_minute` is one ``integrate(t + 1)`` call of scipy's dopri5 (Hairer's DOPRI5 as
@@ -53,6 +53,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
+from pyprog._cache import cached_njit
 from pyprog.envs.simglucose_data import patient_params
 
 __all__ = [
@@ -265,7 +266,7 @@ class PatientTrace(NamedTuple):
 # --------------------------------------------------------------------------------------------
 # NumPy's error model: a float division by zero gives inf/NaN, as in simglucose's NumPy
 # arithmetic, instead of raising; broken states are then reported as IntegrationError.
-_jit = numba.njit(cache=True, error_model="numpy")
+_jit = cached_njit(error_model="numpy")
 
 
 @_jit
@@ -677,7 +678,7 @@ def _simulate_day(params, cho, insulin, states, times):
     return STATUS_OK, -1, n_rhs
 
 
-@numba.njit(cache=True, parallel=True, error_model="numpy")
+@cached_njit(parallel=True, error_model="numpy")
 def _simulate_batch(params, cho, insulin, bg, status, failed_minute, n_rhs):
     """:func:`_simulate_day` for each row, in parallel; BG (B, T+1) into ``bg``."""
     n_days, n_minutes = cho.shape

@@ -19,9 +19,11 @@ from __future__ import annotations
 import csv
 import functools
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
+    "basal_rate",
     "data_dir",
     "patient_names",
     "patient_params",
@@ -180,3 +182,40 @@ def sensor_params(name: str = "Dexcom") -> dict[str, float]:
         If no sensor has this name (the message lists the valid names).
     """
     return _lookup("sensor_params.csv", "CGM sensor", name)
+
+
+def basal_rate(patient: str | Mapping[str, float]) -> float:
+    """A patient's own basal insulin rate (U/min), the rate that holds it at steady state.
+
+    ``u2ss · BW / 6000``, as simglucose's ``T1DPatient`` computes it: ``u2ss`` is the
+    steady-state insulin infusion (pmol/kg/min) and ``BW`` the body weight (kg); 6000
+    converts pmol to U (1 U = 6000 pmol).
+
+    Parameters
+    ----------
+    patient : str or mapping
+        A simglucose patient name, or a mapping with ``"u2ss"`` and ``"BW"`` (e.g.
+        :func:`patient_params`).
+
+    Returns
+    -------
+    float
+        Units of insulin per minute.
+
+    Examples
+    --------
+    >>> round(basal_rate("adult#001"), 5)
+    0.02112
+    >>> basal_rate({"u2ss": 1.5, "BW": 60.0})
+    0.015
+    """
+    params = patient_params(patient) if isinstance(patient, str) else patient
+    if not isinstance(params, Mapping) or "u2ss" not in params or "BW" not in params:
+        raise ValueError(
+            "patient must be a simglucose patient name or a mapping with 'u2ss' and 'BW'; "
+            f"got {patient!r}"
+        )
+    u2ss, bw = float(params["u2ss"]), float(params["BW"])
+    if not (u2ss >= 0 and bw > 0) or u2ss == float("inf") or bw == float("inf"):
+        raise ValueError(f"patient needs finite u2ss >= 0 and BW > 0; got u2ss={u2ss}, BW={bw}")
+    return u2ss * bw / 6000.0

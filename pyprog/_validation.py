@@ -22,6 +22,7 @@ __all__ = [
     "check_mask",
     "check_nonnegative",
     "check_positive",
+    "check_representable",
     "check_same_shape",
     "check_speed",
     "reset_option",
@@ -57,6 +58,16 @@ def check_finite(name: str, arr: np.ndarray, mask: np.ndarray | None = None) -> 
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} must be finite; got {arr[index]} at {_where(index)}")
+
+
+def check_representable(what: str, error: type[Exception] = ValueError, **values) -> None:
+    """Raise ``error`` if a computed value overflowed float64 (the inputs were finite)."""
+    for name, value in values.items():
+        if not np.all(np.isfinite(value)):
+            raise error(
+                f"{what}: {name} is beyond float64's range (the true value overflows, e.g. "
+                f"ratios near 1e-308 give gradients near 1e308); rescale the inputs"
+            )
 
 
 def check_mask(mask: np.ndarray) -> None:

@@ -35,6 +35,7 @@ from pyprog._validation import (
     check_int,
     check_mask,
     check_nonnegative,
+    check_representable,
     check_same_shape,
 )
 from pyprog.bases import forecast_design, n_features
@@ -197,10 +198,13 @@ def _solve(phi, weights, y, phi_star, what: str):
     f, w, dfdy, dfdweights, status = kernels.wls_forecast(phi, weights, y, phi_star)
     if status == kernels.WLS_RANK_DEFICIENT:
         raise ForecastError(
-            f"{what}: the weighted least-squares system is rank-deficient "
+            f"{what}: the weighted least-squares system is rank-deficient or too "
+            f"ill-conditioned for a forecast accurate to 4 digits "
             f"({int(np.count_nonzero(weights))} of {len(weights)} episodes have non-zero "
-            f"weight for {phi.shape[1]} basis features); no forecast exists"
+            f"weight for {phi.shape[1]} basis features); use a smaller d or delta, or more "
+            f"episodes"
         )
+    check_representable(what, f=f, grad_y=dfdy, grad_weights=dfdweights, error=ForecastError)
     return f, dfdy, dfdweights
 
 

@@ -1,0 +1,259 @@
+"""Robustness at the edges (issue 13): exact arithmetic, overflow, extreme weights, bad input.
+
+Each class holds the regression tests of one item of the issue; ``TestFuzz`` runs
+hypothesis over the public numerical functions and the kernels of both backends.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import pyprog
+from pyprog._ext import fallback
+from pyprog.bases import forecast_design
+from pyprog.estimators import ForecastError
+
+try:
+    from pyprog._ext import _kernels as compiled
+except ImportError:  # pragma: no cover - no compiler at install time
+    compiled = None
+
+KERNELS = [fallback] + ([compiled] if compiled is not None else [])
+needs_compiled = pytest.mark.skipif(compiled is None, reason="compiled kernels not built")
+
+
+@pytest.fixture(params=KERNELS, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def K(request):
+    return request.param
+
+
+def outcome(fn, *args, **kwargs):
+    """fn(...), or ("ValueError", message) if it raises a ValueError."""
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as exc:
+        return ("ValueError", str(exc))
+
+
+# --------------------------------------------------------------------------- exact arithmetic
+
+
+def exact_wls(phi, phi_star, y):
+    """f = φ*(ΦᵀΦ)⁻¹Φᵀy and ζ = Φ(ΦᵀΦ)⁻¹φ*ᵀ in exact rational arithmetic (the float64
+    inputs taken exactly), rounded once to float64."""
+    n, d = phi.shape
+    cols = []
+    for j in range(d):  # column j = integers / 2**k_j, exactly
+        fr = [Fraction(float(v)) for v in phi[:, j]]
+        den = max(f.denominator for f in fr)
+        cols.append(([int(f * den) for f in fr], den))
+    fy = [Fraction(float(v)) for v in y]
+    yden = max(f.denominator for f in fy)
+    yi = [int(f * yden) for f in fy]
+    A = [
+        [
+            Fraction(
+                sum(a * b for a, b in zip(cols[j][0], cols[k][0], strict=False)),
+                cols[j][1] * cols[k][1],
+            )
+            for k in range(d)
+        ]
+        for j in range(d)
+    ]
+    b = [
+        Fraction(sum(a * c for a, c in zip(cols[j][0], yi, strict=False)), cols[j][1] * yden)
+        for j in range(d)
+    ]
+    s = [Fraction(float(v)) for v in phi_star]
+    M = [[*A[j][:], b[j], s[j]] for j in range(d)]
+    for c in range(d):  # Gauss-Jordan; A is positive definite, no pivoting needed
+        for r in range(d):
+            if r != c:
+                f = M[r][c] / M[c][c]
+                M[r] = [x - f * z for x, z in zip(M[r], M[c], strict=False)]
+    w = [M[j][d] / M[j][j] for j in range(d)]
+    u = [M[j][d + 1] / M[j][j] for j in range(d)]
+    f = sum(a * c for a, c in zip(s, w, strict=False))
+    zeta = [sum(Fraction(cols[j][0][i], cols[j][1]) * u[j] for j in range(d)) for i in range(n)]
+    return float(f), np.array([float(z) for z in zeta])
+
+
+def paper_grid(sizes):
+    for basis in ("fourier", "poly", "linear"):
+        for d in (3, 5, 7) if basis != "linear" else (2,):
+            for delta in (1, 3, 5):
+                for n in sizes:
+                    yield basis, max(n, d), delta, d
+
+
+GRID_DEFAULT = list(paper_grid((1, 10, 200)))
+GRID_SLOW = list(paper_grid((1, 8, 10, 30, 100, 500, 1000)))
+
+
+def check_exact(K, basis, n, delta, d):
+    phi, phi_star = forecast_design(n, delta, basis, d)
+    y = np.random.default_rng(n * 31 + d).normal(size=n)
+    f_exact, zeta_exact = exact_wls(phi, phi_star, y)
+    f, _, zeta, _, status = K.wls_forecast(phi, np.ones(n), y, phi_star)
+    assert status != K.WLS_RANK_DEFICIENT
+    # ζ to 3e-11 of its largest entry (worst in the grid: poly d = 7, N = 7, δ = 5: 1.2e-11);
+    # f to 1e-12 of Σ|ζ_i y_i|, the rounding of the dot product f = ζ·y itself
+    assert np.abs(zeta - zeta_exact).max() <= 3e-11 * np.abs(zeta_exact).max()
+    assert abs(f - f_exact) <= 1e-12 * np.abs(zeta_exact * y).sum()
+
+
+class TestExactArithmetic:
+    """Item 5: within the paper's grid, forecasts and ζ match exact rational arithmetic."""
+
+    @pytest.mark.parametrize("basis, n, delta, d", GRID_DEFAULT)
+    def test_paper_grid_matches_rationals(self, K, basis, n, delta, d):
+        check_exact(K, basis, n, delta, d)
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("basis, n, delta, d", GRID_SLOW)
+    def test_paper_grid_matches_rationals_every_size(self, K, basis, n, delta, d):
+        check_exact(K, basis, n, delta, d)
+
+    @needs_compiled
+    @pytest.mark.parametrize("basis, n, delta, d", GRID_DEFAULT)
+    def test_backends_agree_on_the_grid(self, basis, n, delta, d):
+        phi, phi_star = forecast_design(n, delta, basis, d)
+        lam = np.random.default_rng(n).random(n) * 5 + 0.1
+        y = np.random.default_rng(d).normal(size=n)
+        c = compiled.wls_forecast(phi, lam, y, phi_star)
+        f = fallback.wls_forecast(phi, lam, y, phi_star)
+        assert c[4] == f[4]
+        assert c[0] == pytest.approx(f[0], rel=1e-12, abs=1e-12 * np.abs(f[2] * y).sum())
+        np.testing.assert_allclose(c[2], f[2], rtol=1e-11, atol=1e-11 * np.abs(f[2]).max())
+
+
+class TestIllConditioned:
+    """Item 5: the stable path or a ForecastError, never a wrong forecast."""
+
+    def test_issue_example_is_refused_or_right(self):
+        J = np.sin(np.arange(22) / 3)
+        with pytest.raises(ForecastError, match="ill-conditioned"):
+            pyprog.nis_forecast(J, delta=30, basis="fourier", d=10)
+
+    @pytest.mark.parametrize("n, delta, d", [(22, 30, 11), (15, 40, 9), (40, 200, 12)])
+    def test_zeta_sums_to_one_or_raises(self, n, delta, d):
+        try:
+            zeta = pyprog.ols_weights(n, delta=delta, basis="fourier", d=d)
+        except ForecastError:
+            return
+        assert zeta.sum() == pytest.approx(1.0, abs=1e-6)
+
+    def test_qr_path_is_taken_for_poly_d7_and_is_accurate(self, K):
+        phi, phi_star = forecast_design(1000, 5, "poly", 7)
+        *_, status = K.wls_forecast(phi, np.ones(1000), np.zeros(1000), phi_star)
+        assert status == K.WLS_LSTSQ
+
+    def test_gradient_of_spread_weights_matches_finite_differences(self, K):
+        # spread weights make ΦᵀΛΦ ill-conditioned: ∂f/∂y must not square it
+        phi, phi_star = forecast_design(60, 3, "poly", 6)
+        lam = np.logspace(-6, 6, 60)
+        y = np.random.default_rng(3).normal(size=60)
+        f, _, dfdy, _, status = K.wls_forecast(phi, lam, y, phi_star)
+        assert status != K.WLS_RANK_DEFICIENT
+        f_exact_plus = [
+            exact_wls(np.sqrt(lam)[:, None] * phi, phi_star, np.sqrt(lam) * (y + e))[0]
+            for e in (np.eye(60)[7] * 1e-3, -np.eye(60)[7] * 1e-3)
+        ]
+        fd = (f_exact_plus[0] - f_exact_plus[1]) / 2e-3
+        assert dfdy[7] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- overflow
+
+
+class TestOverflow:
+    """Items 4 and 7: no silent NaN/inf; the same outcome from both backends."""
+
+    def long_episode(self, h=600):
+        return np.full((1, h), np.log(0.99)), np.full((1, h), np.log(0.25))
+
+    def test_pdis_beyond_float64_names_episode_step_and_clip(self, K):
+        a, b = self.long_episode()
+        with pytest.raises(ValueError, match=r"episode 0, step \d+.*step 515.*clip"):
+            K.pdis_weights(a, b, np.ones_like(a), np.ones_like(a), 1.0, np.inf)
+        with pytest.raises(ValueError, match=r"episode 0, step 515.*clip"):
+            K.episode_ratios(a, b, np.ones_like(a), np.inf)
+        with pytest.raises(ValueError, match="clip"):
+            pyprog.pdis(a, b, np.ones_like(a))
+
+    def test_pdis_with_clip_is_finite(self, K):
+        a, b = self.long_episode()
+        g, J = K.pdis_weights(a, b, np.ones_like(a), np.ones_like(a), 1.0, 10.0)
+        assert np.isfinite(g).all() and J[0] == pytest.approx(10.0 * 600, rel=5e-3)
+
+    def test_representable_row_is_recomputed_not_nan(self, K):
+        # the ratio overflows (e^800) but γ^t brings every term back: the true J is finite
+        h = 2
+        log_pi = np.array([[0.0, 800.0]])
+        z = np.zeros((1, h))
+        rewards = np.array([[1.0, 1.0]])
+        g, J = K.pdis_weights(log_pi, z, rewards, np.ones((1, h)), 1e-300, np.inf)
+        assert np.isfinite(J).all()
+        assert J[0] == pytest.approx(1.0 + np.exp(800.0 - 300 * np.log(10)), rel=1e-9)
+
+    def test_inf_minus_inf_in_sums_is_the_same_on_both_backends(self):
+        rewards = np.array([[1e308, -1e308, 1e308, -1e308, 12.0]])
+        z = np.zeros_like(rewards)
+        results = [
+            outcome(M.pdis_weights, z, z, rewards, np.ones_like(z), 1.0, np.inf) for M in KERNELS
+        ]
+        for r in results[1:]:
+            np.testing.assert_array_equal(r[0], results[0][0])
+            np.testing.assert_array_equal(r[1], results[0][1])
+        rewards = np.array([[1e308, 1e308, -1e308, -1e308, 12.0]])
+        results = [
+            outcome(M.pdis_weights, z, z, rewards, np.ones_like(z), 1.0, np.inf) for M in KERNELS
+        ]
+        assert all(r == results[0] for r in results) and results[0][0] == "ValueError"
+
+    def test_nan_log_ratio_is_not_silently_clipped(self, K):
+        # ±1e308 log-probabilities: the float difference overflows, the exact one does not
+        lp = np.array([[1e308, -1e308, 0.5]])
+        lb = np.array([[1e308, -1e308, 0.0]])
+        g, J = K.pdis_weights(lp, lb, np.ones((1, 3)), np.ones((1, 3)), 1.0, 30.0)
+        assert J[0] == pytest.approx(2.0 + np.exp(0.5))
+
+
+class TestExtremeWeights:
+    """Item 6: WLS is scale invariant; extreme weights give finite values or an error."""
+
+    def test_huge_weights(self, K):
+        phi, phi_star = forecast_design(20, 1, "fourier", 1)
+        f, w, dfdy, dfdw, _ = K.wls_forecast(phi, np.full(20, 1e303), np.full(20, 1e6), phi_star)
+        assert f == pytest.approx(1e6) and np.isfinite(dfdy).all() and np.isfinite(dfdw).all()
+        assert pyprog.nwis_forecast(
+            np.full(20, 1e6), np.full(20, 1e303), d=1
+        ).value == pytest.approx(1e6)
+
+    @pytest.mark.parametrize("scale", [1e-315, 1e-200, 1e200, 1e300])
+    def test_scaled_weights_give_the_same_forecast(self, K, scale):
+        phi, phi_star = forecast_design(30, 2, "fourier", 3)
+        rng = np.random.default_rng(0)
+        lam, y = rng.random(30) + 0.5, rng.normal(size=30)
+        f, _, dfdy, dfdw, _ = K.wls_forecast(phi, lam, y, phi_star)
+        fs, _, dfdys, dfdws, _ = K.wls_forecast(phi, lam * scale, y, phi_star)
+        # subnormal weights keep ~30 bits: compare to that precision
+        rtol = 1e-9 if scale > np.finfo(np.float64).tiny else 1e-6
+        assert fs == pytest.approx(f, rel=rtol)
+        np.testing.assert_allclose(dfdys, dfdy, rtol=100 * rtol, atol=1e-12)
+        with np.errstate(over="ignore"):
+            expected = dfdw / scale
+        finite = np.isfinite(expected)
+        np.testing.assert_allclose(dfdws[finite], expected[finite], rtol=100 * rtol)
+
+    def test_huge_targets(self, K):
+        phi, phi_star = forecast_design(10, 1, "linear", 2)
+        y = np.linspace(1, 2, 10) * 1e307
+        f, *_ = K.wls_forecast(phi, np.ones(10), y, phi_star)
+        assert np.isfinite(f)
+
+    def test_unrepresentable_gradient_is_a_forecast_error(self):
+        ratios = np.full(20, 1e-320) * np.linspace(1, 2, 20)
+        with pytest.raises(ForecastError, match="float64|ill-conditioned"):
+            pyprog.nwis_forecast(np.arange(20.0), ratios, d=2)

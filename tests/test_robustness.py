@@ -257,3 +257,148 @@ class TestExtremeWeights:
         ratios = np.full(20, 1e-320) * np.linspace(1, 2, 20)
         with pytest.raises(ForecastError, match="float64|ill-conditioned"):
             pyprog.nwis_forecast(np.arange(20.0), ratios, d=2)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def a_result(seed, returns=None):
+    from pyprog.experiment import RunResult
+
+    returns = np.arange(1.0, 6.0) if returns is None else returns
+    return RunResult(
+        "reco", "onpg", 1.0, seed, {"lr": 0.01}, returns, 1.5, None, None, 0.1, 5, 0, 0
+    )
+
+
+def _open_and_add(path, barrier, seed, queue):
+    from pyprog.store import ResultStore
+
+    try:
+        barrier.wait()
+        with ResultStore(path, timeout=30) as store:
+            store.add(a_result(seed))
+        queue.put(("ok", seed))
+    except Exception as exc:  # reported to the test
+        queue.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class TestStoreCreation:
+    """Item 1: concurrent creators never delete a store; every committed row stays."""
+
+    @pytest.mark.parametrize("trial", range(6))
+    def test_synchronised_creators_keep_every_row(self, tmp_path, trial):
+        import multiprocessing
+
+        from pyprog.store import ResultStore
+
+        ctx = multiprocessing.get_context("fork")
+        path = tmp_path / "new.sqlite"
+        n = 4
+        barrier, queue = ctx.Barrier(n), ctx.Queue()
+        procs = [
+            ctx.Process(target=_open_and_add, args=(path, barrier, k, queue)) for k in range(n)
+        ]
+        for p in procs:
+            p.start()
+        reports = [queue.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(60)
+        assert all(kind == "ok" for kind, _ in reports), reports
+        with ResultStore(path, readonly=True) as store:
+            assert sorted(k[4] for k in store.keys()) == list(range(n))
+        assert not list(tmp_path.glob(".*.tmp*"))  # no temporary file left behind
+
+
+class TestDamagedStores:
+    """Item 3: corrupt or foreign files give one StoreError (exit 2), and nothing is written."""
+
+    def make_store(self, path, runs=30):
+        from pyprog.store import ResultStore
+
+        with ResultStore(path) as store:
+            for seed in range(runs):
+                store.add(a_result(seed, np.random.default_rng(seed).random(400)))
+
+    def test_overwritten_page_is_one_store_error(self, tmp_path):
+        from pyprog.store import ResultStore, StoreError
+
+        path = tmp_path / "runs.sqlite"
+        self.make_store(path)
+        data = bytearray(path.read_bytes())
+        page = 4096
+        data[3 * page : 4 * page] = (
+            np.random.default_rng(0).integers(0, 256, page, dtype=np.uint8).tobytes()
+        )
+        path.write_bytes(bytes(data))
+        with pytest.raises(StoreError):
+            with ResultStore(path, readonly=True) as store:
+                store.rows()
+                store.summary()
+
+    @pytest.mark.parametrize("command", ["best", "sweep"])
+    def test_cli_on_corrupt_store_exits_2_with_one_line(self, tmp_path, command, capsys):
+        from pyprog.cli import main
+
+        path = tmp_path / "runs.sqlite"
+        self.make_store(path)
+        data = bytearray(path.read_bytes())
+        data[4096 * 2 : 4096 * 6] = b"\xff" * (4096 * 4)
+        path.write_bytes(bytes(data))
+        args = {
+            "best": ["best", "--store", str(path)],
+            "sweep": [
+                "sweep",
+                "--store",
+                str(path),
+                "--env",
+                "reco",
+                "--algo",
+                "onpg",
+                "--speeds",
+                "1",
+                "--seeds",
+                "1",
+                "--settings",
+                "1",
+                "--episodes",
+                "5",
+                "--jobs",
+                "1",
+                "--quiet",
+            ],
+        }[command]
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "store" in err
+
+    def test_foreign_runs_table_without_key_is_refused_and_untouched(self, tmp_path):
+        import sqlite3
+
+        from pyprog.store import ResultStore, StoreError, _SCHEMA
+
+        path = tmp_path / "foreign.sqlite"
+        schema = _SCHEMA.replace(",\n    UNIQUE (env, algo, speed, setting_hash, seed)", "")
+        conn = sqlite3.connect(path)
+        conn.executescript(schema)
+        conn.executemany(
+            "INSERT INTO pyprog_meta VALUES (?, ?)",
+            [("format", "pyprog-store"), ("schema_version", "1")],
+        )
+        conn.commit()
+        conn.close()
+        before = path.read_bytes()
+        with pytest.raises(StoreError, match="unique key"):
+            ResultStore(path)
+        assert path.read_bytes() == before and not (tmp_path / "foreign.sqlite-wal").exists()
+
+    @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+    def test_add_refuses_non_finite_returns(self, tmp_path, bad):
+        from pyprog.store import ResultStore
+
+        returns = np.arange(1.0, 6.0)
+        returns[2] = bad
+        with ResultStore(tmp_path / "runs.sqlite") as store:
+            with pytest.raises(ValueError, match="returns must be finite.*episode 2"):
+                store.add(a_result(0, returns))
+            assert len(store) == 0

@@ -8,6 +8,7 @@ command resumes it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
@@ -137,8 +138,15 @@ def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows = []
+    seen = set()
     with path.open(newline="") as fh:
         for row in csv.DictReader(fh):
+            # one row per run: a run written twice (e.g. by an older pyprog racing itself)
+            # counts once
+            key = (row["env"], row["algo"], float(row["speed"]), int(row["seed"]))
+            if key in seen:
+                continue
+            seen.add(key)
             rows.append(
                 {
                     **row,
@@ -161,6 +169,33 @@ def _check_writable(out: Path) -> None:
         raise ValueError(f"cannot write to --out {str(out)!r}: {exc.strerror}") from None
     if not os.access(out, os.W_OK):
         raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
+
+
+@contextlib.contextmanager
+def _folder_lock(out: Path):
+    """Hold an exclusive lock on ``out`` while a grid writes it: a second ``pyprog run
+    --out`` on the same folder stops at once instead of appending the same runs again.
+
+    ``fcntl.flock`` on ``out/.pyprog-run.lock`` (released by the OS if the process dies);
+    where ``fcntl`` does not exist (Windows) the folder is not locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(out / ".pyprog-run.lock", "a") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(
+                f"another pyprog run is writing to {str(out)!r}; wait for it to finish "
+                "(re-running then resumes) or use another --out"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
@@ -231,6 +266,12 @@ def run_grid(
                 _resolve_hyper(e, a, s, hyper)
     out = Path(out)
     _check_writable(out)
+    with _folder_lock(out):
+        return _run_locked(envs, algos, speeds, seeds, out, episodes, hyper, jobs, progress)
+
+
+def _run_locked(envs, algos, speeds, seeds, out, episodes, hyper, jobs, progress):
+    """The body of :func:`run_grid`, with the folder locked."""
     _check_manifest(out, episodes, hyper)
     done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
     tasks = [

@@ -402,3 +402,49 @@ class TestDamagedStores:
             with pytest.raises(ValueError, match="returns must be finite.*episode 2"):
                 store.add(a_result(0, returns))
             assert len(store) == 0
+
+
+# --------------------------------------------------------------------------- pyprog run --out
+
+RUN_ARGS = ["--env", "reco", "--algo", "onpg", "--speed", "1", "--seeds", "3",
+            "--episodes", "20", "--jobs", "1", "--quiet"]  # fmt: skip
+
+
+class TestRunFolderLock:
+    """Item 2: two ``pyprog run --out DIR`` at once never write a run twice."""
+
+    def test_two_concurrent_runs_write_each_run_once(self, tmp_path):
+        import subprocess
+        import sys
+
+        cmd = [sys.executable, "-m", "pyprog", "run", *RUN_ARGS, "--out", str(tmp_path)]
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]  # fmt: skip
+        outs = [p.communicate(timeout=300) for p in procs]
+        codes = sorted(p.returncode for p in procs)
+        assert codes in ([0, 0], [0, 2]), outs
+        if codes == [0, 2]:
+            err = next(o[1] for p, o in zip(procs, outs, strict=True) if p.returncode == 2)
+            assert "another pyprog run is writing to" in err
+        lines = (tmp_path / "results.csv").read_text().splitlines()
+        assert len(lines) == 1 + 3  # header + one line per run
+
+    def test_locked_folder_is_refused_at_once(self, tmp_path, capsys):
+        import fcntl
+
+        from pyprog.cli import main
+
+        with open(tmp_path / ".pyprog-run.lock", "a") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            assert main(["run", *RUN_ARGS, "--out", str(tmp_path)]) == 2
+        assert "another pyprog run is writing to" in capsys.readouterr().err
+        assert not (tmp_path / "results.csv").exists()
+
+    def test_duplicate_rows_count_once(self, tmp_path):
+        from pyprog.grid import CSV_COLUMNS, read_results
+
+        row = "reco,onpg,1,0,20,1.5,2.0,0.1,5,0,0,returns/x.npy"
+        (tmp_path / "results.csv").write_text(
+            ",".join(CSV_COLUMNS) + "\n" + row + "\n" + row + "\n"
+        )
+        assert len(read_results(tmp_path)) == 1

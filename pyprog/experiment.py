@@ -82,16 +82,26 @@ def make_env(env: str, speed: float, **kwargs: Any):
     """
     check_env(env)
     if env == "reco":
-        from pyprog.envs.reco import NSReco
+        from pyprog.envs.reco import NSReco as cls
+    elif env == "reacher":
+        from pyprog.envs.reacher import NSReacher as cls
+    else:
+        from pyprog.envs.diabetes import NSDiabetes as cls
+    _check_env_kwargs(env, cls, kwargs)
+    return cls(speed=speed, **kwargs)
 
-        return NSReco(speed=speed, **kwargs)
-    if env == "reacher":
-        from pyprog.envs.reacher import NSReacher
 
-        return NSReacher(speed=speed, **kwargs)
-    from pyprog.envs.diabetes import NSDiabetes
+def _check_env_kwargs(env: str, cls: type, kwargs: Mapping[str, Any]) -> None:
+    """Every keyword is an argument of the environment's class (``speed`` is given apart)."""
+    import inspect
 
-    return NSDiabetes(speed=speed, **kwargs)
+    accepted = [p for p in inspect.signature(cls).parameters if p not in ("self", "speed")]
+    for name in kwargs:
+        if name not in accepted:
+            raise ValueError(
+                f"env_kwargs: {env!r} ({cls.__name__}) has no argument {name!r}; it accepts "
+                f"{', '.join(map(repr, accepted)) or 'none'} (speed is set by the run)"
+            )
 
 
 def make_policy(env: str, environment, hyper: Hyper, rng: np.random.Generator) -> Policy:

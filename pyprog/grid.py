@@ -27,7 +27,12 @@ from pyprog.parallel import execute
 
 __all__ = [
     "CSV_COLUMNS",
+    "MAX_EPISODES",
+    "MAX_RUNS",
+    "MAX_SETTINGS",
+    "MAX_VALUES",
     "Task",
+    "check_grid_size",
     "parse_list",
     "parse_range",
     "parse_seeds",
@@ -35,6 +40,14 @@ __all__ = [
     "regret_table",
     "run_grid",
 ]
+
+#: Bounds of a grid given on the command line (a typo must not plan 10**9 runs): episodes
+#: per run, values in one ``--seeds``/``--speeds`` list or count, settings of a sweep, and
+#: runs in one command.
+MAX_EPISODES = 100_000
+MAX_VALUES = 10_000
+MAX_SETTINGS = 10_000
+MAX_RUNS = 1_000_000
 
 #: Columns of ``results.csv``, one row per finished run.
 CSV_COLUMNS = (
@@ -92,16 +105,36 @@ def parse_range(text: str, name: str) -> list[int]:
                 lo_i, hi_i = int(lo), int(hi)
                 if hi_i < lo_i:
                     raise ValueError
+                _check_count(name, len(values) + hi_i - lo_i + 1, text)
                 values.extend(range(lo_i, hi_i + 1))
             else:
                 values.append(int(part))
-        except ValueError:
+                _check_count(name, len(values), text)
+        except ValueError as exc:
+            if str(exc).startswith(name):
+                raise
             raise ValueError(
                 f"{name} must be integers or ranges like 0-4 or 0,2,4; got {text!r}"
             ) from None
+    if max(values) >= 2**63:
+        raise ValueError(f"{name} must be below 2**63; got {text!r}")
     if min(values) < 0:
         raise ValueError(f"{name} must be >= 0; got {text!r}")
     return sorted(set(values))
+
+
+def _check_count(name: str, count: int, text: str) -> None:
+    if count > MAX_VALUES:
+        raise ValueError(f"{name} holds at most {MAX_VALUES} values; got {count} in {text!r}")
+
+
+def check_grid_size(runs: int, what: str = "the command") -> None:
+    """At most :data:`MAX_RUNS` runs in one command (checked before any is planned)."""
+    if runs > MAX_RUNS:
+        raise ValueError(
+            f"{what} asks for {runs} runs, more than {MAX_RUNS}; split it into smaller "
+            "commands (fewer seeds, speeds or settings)"
+        )
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -117,6 +150,7 @@ def parse_seeds(text: str) -> list[int]:
     count = parse_range(text, "--seeds")[0]
     if count < 1:
         raise ValueError(f"--seeds must be a count >= 1 or a range like 0-9; got {text!r}")
+    _check_count("--seeds", count, text)
     return list(range(count))
 
 
@@ -259,6 +293,7 @@ def run_grid(
         raise ValueError("speeds is empty")
     if not seeds:
         raise ValueError("seeds is empty")
+    check_grid_size(len(envs) * len(algos) * len(speeds) * len(seeds))
     # validate the settings here, before anything is written or any worker starts
     for e in envs:
         for a in algos:

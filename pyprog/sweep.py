@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pyprog.experiment import RunResult, mean_se, run
+from pyprog.grid import check_grid_size
 from pyprog.hyperparams import ENVS, Hyper, check_algo, check_env
 from pyprog.parallel import connect, execute
 from pyprog.store import ResultStore, run_key
@@ -128,6 +129,8 @@ def sweep_tasks(
     """Every (env, setting, algo, speed, seed) of a sweep, settings first so that a partial
     sweep has whole settings."""
     seeds = list(seeds)
+    n_settings = settings if isinstance(settings, int) else max(map(len, settings.values()))
+    check_grid_size(len(envs) * n_settings * len(algos) * len(speeds) * len(seeds), "the sweep")
     tasks = []
     for env in envs:
         drawn = (

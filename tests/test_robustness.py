@@ -8,10 +8,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import pyprog
 from pyprog._ext import fallback
-from pyprog.bases import forecast_design
+from pyprog.bases import forecast_design, time_basis
 from pyprog.estimators import ForecastError
 
 try:
@@ -255,7 +258,7 @@ class TestExtremeWeights:
 
     def test_unrepresentable_gradient_is_a_forecast_error(self):
         ratios = np.full(20, 1e-320) * np.linspace(1, 2, 20)
-        with pytest.raises(ForecastError, match="float64|ill-conditioned"):
+        with pytest.raises(ForecastError, match=r"float64|ill-conditioned"):
             pyprog.nwis_forecast(np.arange(20.0), ratios, d=2)
 
 
@@ -375,7 +378,7 @@ class TestDamagedStores:
     def test_foreign_runs_table_without_key_is_refused_and_untouched(self, tmp_path):
         import sqlite3
 
-        from pyprog.store import ResultStore, StoreError, _SCHEMA
+        from pyprog.store import _SCHEMA, ResultStore, StoreError
 
         path = tmp_path / "foreign.sqlite"
         schema = _SCHEMA.replace(",\n    UNIQUE (env, algo, speed, setting_hash, seed)", "")
@@ -399,7 +402,7 @@ class TestDamagedStores:
         returns = np.arange(1.0, 6.0)
         returns[2] = bad
         with ResultStore(tmp_path / "runs.sqlite") as store:
-            with pytest.raises(ValueError, match="returns must be finite.*episode 2"):
+            with pytest.raises(ValueError, match=r"returns must be finite.*episode 2"):
                 store.add(a_result(0, returns))
             assert len(store) == 0
 
@@ -448,3 +451,437 @@ class TestRunFolderLock:
             ",".join(CSV_COLUMNS) + "\n" + row + "\n" + row + "\n"
         )
         assert len(read_results(tmp_path)) == 1
+
+
+# --------------------------------------------------------------------------- crash-proof kernels
+
+
+def softmax_args(m=6, d=3, hidden=4, a=5, seed=0):
+    rng = np.random.default_rng(seed)
+    obs, actions = rng.random((m, d)), rng.integers(0, a, size=m)
+    W1, b1 = rng.normal(size=(hidden, d)), rng.normal(size=hidden)
+    W, b = rng.normal(size=(a, hidden)), rng.normal(size=a)
+    return obs, actions, W1, b1, W, b
+
+
+def backward_args(K, actions=None, **kw):
+    obs, acts, W1, b1, W, b = softmax_args(**kw)
+    hidden, log_probs, probs, _, entropy = K.softmax_forward(obs, acts, W1, b1, W, b)
+    m = len(obs)
+    acts = acts if actions is None else actions
+    return obs, acts, hidden, log_probs, probs, entropy, W1, W, np.ones(m), np.ones(m)
+
+
+class TestKernelValidation:
+    """Items 7 and 8: what could crash a kernel raises ValueError, on both backends alike."""
+
+    @pytest.mark.parametrize("action", [-1, 5, 10**6, -(2**62)])
+    def test_softmax_actions_out_of_range(self, K, action):
+        obs, actions, W1, b1, W, b = softmax_args()
+        actions[2] = action
+        with pytest.raises(ValueError, match=r"actions must be in \[0, 5\).*row 2"):
+            K.softmax_forward(obs, actions, W1, b1, W, b)
+        args = list(backward_args(K))
+        args[1] = actions
+        with pytest.raises(ValueError, match=r"actions must be in \[0, 5\).*row 2"):
+            K.softmax_backward(*args)
+
+    @pytest.mark.parametrize("out", [(), (np.empty((6, 4)),), "abcde", [None] * 5])
+    def test_softmax_out_must_be_five_arrays(self, K, out):
+        with pytest.raises(ValueError, match="out"):
+            K.softmax_forward(*softmax_args(), out=out)
+
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            lambda a: a.astype(np.float32),
+            lambda a: a.astype(">f8"),
+            lambda a: np.asfortranarray(a) if a.ndim == 2 else a[::-1],
+            lambda a: a.tolist(),
+            lambda a: a.astype(complex),
+            lambda a: a[..., None],
+        ],
+        ids=["float32", "big-endian", "layout", "list", "complex", "ndim"],
+    )
+    def test_episode_kernels_refuse_bad_arrays(self, K, bad):
+        rng = np.random.default_rng(0)
+        arrays = [rng.normal(size=(4, 6)) for _ in range(3)] + [np.ones((4, 6))]
+        for k in range(4):
+            args = list(arrays)
+            args[k] = bad(args[k])
+            with pytest.raises(ValueError):
+                K.pdis_weights(*args, 0.9, 10.0)
+            if k != 2:
+                del args[2]
+                with pytest.raises(ValueError):
+                    K.episode_ratios(*args, 10.0)
+
+    @pytest.mark.parametrize(
+        "gamma, clip",
+        [("0.9", 1.0), (0.9, None), (1.5, 1.0), (0.9, 0.0), (0.9, np.nan), (True, 1.0)],
+    )
+    def test_scalars_are_checked(self, K, gamma, clip):
+        x = np.zeros((2, 3))
+        with pytest.raises(ValueError):
+            K.pdis_weights(x, x, x, np.ones((2, 3)), gamma, clip)
+
+    def test_wls_refuses_bad_arrays(self, K):
+        phi, phi_star = forecast_design(10, 1, "fourier", 3)
+        ones = np.ones(10)
+        for args in [
+            (np.ascontiguousarray(phi), ones, ones, phi_star),
+            (phi, ones[:9], ones, phi_star),
+            (phi, ones, ones.astype(np.float32), phi_star),
+            (phi, ones, ones, phi_star[:2]),
+            (phi, ones, ones, list(phi_star)),
+        ]:
+            with pytest.raises(ValueError):
+                K.wls_forecast(*args)
+
+
+CRASH_PROBES = {
+    "softmax_forward action 10**6": """
+        obs, W1, b1 = np.ones((4, 3)), np.ones((2, 3)), np.ones(2)
+        W, b = np.ones((5, 2)), np.ones(5)
+        K.softmax_forward(obs, np.array([0, 1, 10**6, 2]), W1, b1, W, b)
+    """,
+    "softmax_backward action -10**9": """
+        obs, W1, b1 = np.ones((4, 3)), np.ones((2, 3)), np.ones(2)
+        W, b = np.ones((5, 2)), np.ones(5)
+        h, lp, p, _, e = K.softmax_forward(obs, np.zeros(4, dtype=np.int64), W1, b1, W, b)
+        c = np.ones(4)
+        K.softmax_backward(obs, np.array([0, -10**9, 0, 0]), h, lp, p, e, W1, W, c, c)
+    """,
+    "softmax_forward short out": """
+        obs, W1, b1 = np.ones((4, 3)), np.ones((2, 3)), np.ones(2)
+        W, b = np.ones((5, 2)), np.ones(5)
+        K.softmax_forward(obs, np.zeros(4, dtype=np.int64), W1, b1, W, b, out=(np.ones((4, 2)),))
+    """,
+    "softmax_backward W1 not an array": """
+        obs, W1, b1 = np.ones((4, 3)), np.ones((2, 3)), np.ones(2)
+        W, b = np.ones((5, 2)), np.ones(5)
+        h, lp, p, _, e = K.softmax_forward(obs, np.zeros(4, dtype=np.int64), W1, b1, W, b)
+        a, c = np.zeros(4, dtype=np.int64), np.ones(4)
+        K.softmax_backward(obs, a, h, lp, p, e, [[1.0] * 3] * 9, W, c, c)
+    """,
+    "wls_forecast NaN weights": """
+        phi = np.asfortranarray(np.ones((6, 2)) + np.arange(12).reshape(6, 2))
+        K.wls_forecast(phi, np.full(6, np.nan), np.ones(6), np.ones(2))
+    """,
+    "pdis_weights unaligned": """
+        buf = np.zeros(8 * 12 + 1, dtype=np.uint8)
+        x = np.frombuffer(buf.data, dtype=np.float64, count=12, offset=1).reshape(3, 4)
+        K.pdis_weights(x, x, x, x, 0.9, 1.0)
+    """,
+    "_elementwise unknown name": """
+        K._elementwise("sin", np.ones(3))
+    """,
+}
+
+
+@needs_compiled
+@pytest.mark.parametrize("probe", list(CRASH_PROBES), ids=list(CRASH_PROBES))
+def test_compiled_module_does_not_crash(probe):
+    """Item 8: each probe in a fresh interpreter; a segfault would kill it, not the suite."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = (
+        "import numpy as np\nfrom pyprog._ext import _kernels as K\ntry:\n"
+        + textwrap.indent(textwrap.dedent(CRASH_PROBES[probe]).strip(), "    ")
+        + "\nexcept ValueError as exc:\n    print('ValueError', exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ValueError" in done.stdout or "ILLEGAL" not in done.stderr
+    assert "illegal value" not in done.stderr  # no LAPACK complaint on stderr
+
+
+# --------------------------------------------------------------------------- input validation
+
+
+class TestInputValidation:
+    """Item 9: non-real arrays, non-finite times, huge horizons, huge clips."""
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            np.arange(10) + 5j,
+            [str(k) for k in range(10)],
+            [bytes([k]) for k in range(10)],
+            np.arange(10).astype("datetime64[D]"),
+            np.arange(10).astype(object),
+        ],
+        ids=["complex", "str", "bytes", "datetime", "object"],
+    )
+    def test_non_real_arrays_are_refused_by_name(self, value):
+        with pytest.raises(ValueError, match="J_hat must be an array of real numbers"):
+            pyprog.nis_forecast(value, d=2)
+        with pytest.raises(ValueError, match="ratios must be an array of real numbers"):
+            pyprog.nwis_forecast(np.ones(10), value, d=2)
+        with pytest.raises(ValueError, match="rewards must be an array of real numbers"):
+            pyprog.pdis(np.zeros((1, 10)), np.zeros((1, 10)), [value])
+
+    @pytest.mark.parametrize("x", [[np.inf], [np.nan], [0.5, -np.inf]])
+    def test_time_basis_needs_finite_times(self, x):
+        with pytest.raises(ValueError, match="x must be finite"):
+            time_basis(x)
+
+    def test_long_horizon_is_summed_not_materialised(self):
+        from pyprog.bases import MAX_DELTA
+
+        _, phi_star = forecast_design(50, 300_000, "poly", 3)
+        # mean of x and x² over the future times x = k / s, k = 51..300050 (s = n + δ + 2)
+        s, k = 300_052, np.arange(51, 300_051, dtype=np.float64)
+        np.testing.assert_allclose(
+            phi_star, [1.0, (k / s).mean(), ((k / s) ** 2).mean()], rtol=1e-12
+        )
+        with pytest.raises(ValueError, match="delta must be at most"):
+            forecast_design(50, MAX_DELTA + 1)
+
+    def test_clip_beyond_float64_is_no_clip(self):
+        lp = np.log([[0.9, 0.8]])
+        lb = np.log([[0.5, 0.5]])
+        big = pyprog.episode_ratios(lp, lb, clip=10**400)
+        none = pyprog.episode_ratios(lp, lb, clip=np.inf)
+        np.testing.assert_array_equal(big[0], none[0])
+        assert pyprog.pdis(lp, lb, np.ones((1, 2)), clip=10**400).J == pytest.approx(
+            pyprog.pdis(lp, lb, np.ones((1, 2))).J
+        )
+
+
+# --------------------------------------------------------------------------- CLI bounds
+
+
+class TestCLIBounds:
+    """Item 10: absurd sizes answer in one line, exit 2, at once, writing nothing."""
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["run", "--episodes", "2000000000"],
+            ["run", "--seeds", "99999999999"],
+            ["run", "--speed", "0-100000000"],
+            ["run", "--seeds", "0-20000"],
+            ["sweep", "--settings", "100000000"],
+            ["sweep", "--settings", "5000", "--seeds", "5000"],
+            ["sweep", "--scheduler", "bogus"],
+        ],
+    )
+    def test_bounded_at_once(self, tmp_path, args, capsys):
+        import time
+
+        from pyprog.cli import main
+
+        where = (
+            ["--out", str(tmp_path / "out")]
+            if args[0] == "run"
+            else ["--store", str(tmp_path / "s.db")]
+        )
+        start = time.monotonic()
+        assert main([*args, *where]) == 2
+        assert time.monotonic() - start < 5
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"pyprog {args[0]}: error:")
+        assert not list(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- patient model
+
+
+class TestPatientModel:
+    """Item 11: bad parameters name themselves; glucose beyond float64 is an IntegrationError."""
+
+    @pytest.fixture
+    def params(self):
+        from pyprog.envs.simglucose_data import patient_params
+
+        return dict(patient_params("adult#001"))
+
+    def test_tiny_volume_is_an_integration_error(self, params):
+        from pyprog.envs.patient import IntegrationError, simulate_patient, simulate_patients
+
+        params["Vg"] = 1e-310
+        with pytest.raises(IntegrationError):
+            simulate_patient(params, np.zeros(5), np.zeros(5))
+        with pytest.raises(IntegrationError):
+            simulate_patients([params], np.zeros((1, 5)), np.zeros((1, 5)))
+
+    @pytest.mark.parametrize("value", [None, [1.0, 2.0], 1 + 2j, True, "abc"])
+    def test_parameter_values_must_be_real(self, params, value):
+        from pyprog.envs.patient import pack_patient
+
+        params["kabs"] = value
+        with pytest.raises(ValueError, match="patient parameter 'kabs' must be a real number"):
+            pack_patient(params)
+
+    def test_generator_of_patients_reports_the_failing_day(self, params):
+        from pyprog.envs.patient import IntegrationError, simulate_patients
+
+        bad = dict(params, Vg=1e-310)
+        with pytest.raises(IntegrationError, match="day 1 of the batch"):
+            simulate_patients((p for p in [params, bad]), np.zeros((2, 5)), np.zeros((2, 5)))
+
+    def test_unknown_env_kwargs_is_named(self):
+        with pytest.raises(ValueError, match="no argument 'bogus'"):
+            pyprog.run("reco", "onpg", 1, seed=0, episodes=3, env_kwargs={"bogus": 1})
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
+EXTREME = st.one_of(
+    FINITE,
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, 1e300,
+                     1.7976931348623157e308, -1.7976931348623157e308]),
+)  # fmt: skip
+LOG_PROB = st.one_of(st.floats(-50, 5), st.floats(-800, 800), EXTREME)
+
+
+@st.composite
+def episodes(draw, elements=LOG_PROB):
+    n, h = draw(st.integers(1, 4)), draw(st.integers(0, 12))
+    arr = lambda el: draw(hnp.arrays(np.float64, (n, h), elements=el))  # noqa: E731
+    mask = (
+        np.arange(h) < np.array(draw(st.lists(st.integers(0, h), min_size=n, max_size=n)))[:, None]
+    ).astype(float)
+    return arr(elements), arr(elements), arr(st.one_of(st.floats(-10, 10), EXTREME)), mask
+
+
+def same_outcome_pdis(data):
+    log_pi, log_beta, rewards, mask = data.draw(episodes())
+    gamma = data.draw(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 1e-300])))
+    clip = data.draw(st.one_of(st.floats(1e-300, 1e300), st.just(np.inf)))
+    got = [outcome(M.pdis_weights, log_pi, log_beta, rewards, mask, gamma, clip) for M in KERNELS]
+    kinds = {isinstance(g[0], str) for g in got}
+    if any(isinstance(g[0], str) for g in got):
+        assert all(g == got[0] for g in got), got  # the same ValueError from both
+        return
+    assert kinds == {False}
+    for g, J in got:
+        assert np.isfinite(g).all() and np.isfinite(J).all()  # never a silent NaN/inf
+    lam = [outcome(M.episode_ratios, log_pi, log_beta, mask, clip) for M in KERNELS]
+    if isinstance(lam[0][0], str):
+        assert all(v == lam[0] for v in lam)
+    else:
+        for v, unclipped in lam:
+            assert np.isfinite(v).all() and (v >= 0).all() and unclipped.dtype == bool
+        np.testing.assert_allclose(lam[-1][0], lam[0][0], rtol=1e-9)
+
+
+@st.composite
+def wls_problem(draw):
+    basis = draw(st.sampled_from(["fourier", "poly", "linear"]))
+    d = draw(st.integers(1, 8))
+    k = 2 if basis == "linear" else d
+    n = draw(st.integers(1, 40))
+    phi, phi_star = forecast_design(n, draw(st.integers(1, 50)), basis, d)
+    extreme_weights = st.sampled_from([0.0, 5e-324, 1e-310, 1e-200, 1e200, 1e303])
+    weights = draw(hnp.arrays(np.float64, n, elements=st.one_of(st.floats(0, 10), extreme_weights)))
+    extreme_y = st.sampled_from([1e300, -1e300, 1e-300])
+    y = draw(hnp.arrays(np.float64, n, elements=st.one_of(st.floats(-1e3, 1e3), extreme_y)))
+    return phi, weights, y, phi_star, k
+
+
+def same_outcome_wls(data):
+    phi, weights, y, phi_star, k = data.draw(wls_problem())
+    results = [M.wls_forecast(phi, weights, y, phi_star) for M in KERNELS]
+    for f, w, dfdy, dfdw, status in results:
+        if status == fallback.WLS_RANK_DEFICIENT:
+            assert np.isnan(f) and np.isnan(dfdy).all()
+            continue
+        assert np.isfinite(f) and np.isfinite(w).all() and np.isfinite(dfdy).all()
+        assert not np.isnan(dfdw).any()  # ±inf only where the true value is beyond float64
+    ok = [r for r in results if r[4] != fallback.WLS_RANK_DEFICIENT]
+    if len(ok) == 2:
+        (f1, _, g1, _, _), (f2, _, g2, _, _) = ok
+        scale = np.abs(g1 * y).sum() + np.abs(y).max() * 1e-300
+        assert abs(f1 - f2) <= 1e-6 * scale + 1e-300
+        np.testing.assert_allclose(g1, g2, rtol=1e-6, atol=1e-6 * np.abs(g1).sum())
+
+
+ODD = [
+    lambda a: a.astype(np.float32),
+    lambda a: a.astype(np.float16),
+    lambda a: np.round(a).astype(np.int8),
+    lambda a: np.abs(np.round(a)).astype(np.uint16),
+    lambda a: a > 0,
+    lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
+    lambda a: np.asfortranarray(a),
+    lambda a: a.astype(">f8"),
+    lambda a: a.tolist(),
+]
+
+
+def public_functions_are_total(data):
+    """Every public numerical function returns finite values or raises ValueError."""
+    n = data.draw(st.integers(1, 30))
+    cast = data.draw(st.sampled_from(ODD))
+
+    def odd(a):
+        with np.errstate(all="ignore"):  # casting extremes to float16/int8 wraps or overflows
+            return cast(a)
+
+    J = odd(data.draw(hnp.arrays(np.float64, n, elements=st.one_of(st.floats(-100, 100), EXTREME))))
+    ratios = odd(
+        data.draw(hnp.arrays(np.float64, n, elements=st.one_of(st.floats(0, 20), EXTREME)))
+    )
+    basis = data.draw(st.sampled_from(["fourier", "poly", "linear"]))
+    d, delta = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 100))
+    calls = [
+        lambda: pyprog.nis_forecast(J, delta, basis, d),
+        lambda: pyprog.nwis_forecast(J, ratios, delta, basis, d),
+        lambda: pyprog.ols_weights(n, delta, basis, d),
+    ]
+    log_pi, log_beta, rewards, mask = data.draw(episodes())
+    clip = data.draw(st.one_of(st.floats(1e-3, 1e3), st.just(np.inf), st.just(10**400)))
+    calls += [
+        lambda: pyprog.pdis(odd(log_pi), log_beta, rewards, mask, 0.99, clip),
+        lambda: pyprog.episode_ratios(log_pi, odd(log_beta), mask, clip),
+    ]
+    for call in calls:
+        try:
+            result = call()
+        except ValueError:
+            continue
+        values = [np.asarray(v, dtype=np.float64) for v in result]
+        assert all(np.isfinite(v).all() for v in values), result
+
+
+class TestFuzz:
+    """Hypothesis over the kernels of both backends and the public functions (more
+    examples with ``-m slow``)."""
+
+    @given(data=st.data())
+    @settings(max_examples=60, deadline=None)
+    def test_pdis_and_ratios_same_outcome(self, data):
+        same_outcome_pdis(data)
+
+    @given(data=st.data())
+    @settings(max_examples=60, deadline=None)
+    def test_wls_finite_or_rank_deficient(self, data):
+        same_outcome_wls(data)
+
+    @given(data=st.data())
+    @settings(max_examples=60, deadline=None)
+    def test_public_functions_are_total(self, data):
+        public_functions_are_total(data)
+
+    @pytest.mark.slow
+    @given(data=st.data())
+    @settings(max_examples=1500, deadline=None)
+    def test_pdis_and_ratios_same_outcome_long(self, data):
+        same_outcome_pdis(data)
+
+    @pytest.mark.slow
+    @given(data=st.data())
+    @settings(max_examples=1500, deadline=None)
+    def test_wls_finite_or_rank_deficient_long(self, data):
+        same_outcome_wls(data)
+
+    @pytest.mark.slow
+    @given(data=st.data())
+    @settings(max_examples=1500, deadline=None)
+    def test_public_functions_are_total_long(self, data):
+        public_functions_are_total(data)

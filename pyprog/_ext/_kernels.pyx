@@ -348,12 +348,15 @@ cdef int _qr_solve(
     double* w,
     double* u,
     double* cond,
+    double* dfdy,
 ) noexcept nogil:
     """w and u = A⁻¹ φ* from the pivoted QR √Λ Φ P = Q R, without forming A (LAPACK):
     w = P R⁻¹ Qᵀ √Λ y,  u = P R⁻¹ R⁻ᵀ Pᵀ φ*. Returns 0, or -1 if rank-deficient.
 
     The rank test is numpy.linalg.matrix_rank's, on the singular values of R (those of
-    √Λ Φ), and ``cond`` is set to s_max / s_min. ``phi`` is column-major (N×d).
+    √Λ Φ), and ``cond`` is set to s_max / s_min. ``dfdy`` gets λ Φ u = √λ ⊙ Q R⁻ᵀ Pᵀ φ*
+    (N), which never forms u: its error grows as cond(√ΛΦ), not its square.
+    ``phi`` is column-major (N×d).
     """
     cdef int info = 0, lwork = -1, one = 1, i, j, k, status = 0
     cdef char side = b'L', trans_t = b'T', trans_n = b'N', upper = b'U', nounit = b'N'
@@ -415,10 +418,15 @@ cdef int _qr_solve(
             # qty = Qᵀ √Λ y ;  x = R⁻¹ qty[:d]
             dormqr(&side, &trans_t, &n, &one, &d, a, &n, tau, qty, &n, work, &lwork, &info)
             dtrtrs(&upper, &trans_n, &nounit, &d, &one, a, &n, qty, &n, &info)
-            # z = R⁻ᵀ Pᵀ φ* ;  v = R⁻¹ z
+            # z = R⁻ᵀ Pᵀ φ* ;  dfdy = √λ ⊙ (Q [z; 0]) ;  v = R⁻¹ z
             for k in range(d):
                 z[k] = phi_star[jpvt[k] - 1]
             dtrtrs(&upper, &trans_t, &nounit, &d, &one, a, &n, z, &d, &info)
+            for i in range(n):
+                dfdy[i] = z[i] if i < d else 0.0
+            dormqr(&side, &trans_n, &n, &one, &d, a, &n, tau, dfdy, &n, work, &lwork, &info)
+            for i in range(n):
+                dfdy[i] = sqrt(lam[i]) * dfdy[i]
             dtrtrs(&upper, &trans_n, &nounit, &d, &one, a, &n, z, &d, &info)
             # w = P x ;  u = P v
             for k in range(d):
@@ -494,7 +502,7 @@ def wls_forecast(phi, weights, y, phi_star):
     if n == 0 or d == 0:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
     # A (d×d), rhs (d×2: [b, φ*], then [w, u]), scale (d), dpocon's work (3d), scratch
-    cdef double* A = <double*>malloc((d * d + 6 * d + PYPROG_BLOCK) * sizeof(double))
+    cdef double* A = <double*>malloc((d * d + 6 * d + PYPROG_BLOCK + n) * sizeof(double))
     cdef int* iwork = <int*>malloc(d * sizeof(int))
     cdef double* scaled = NULL
     if A == NULL or iwork == NULL:
@@ -505,6 +513,7 @@ def wls_forecast(phi, weights, y, phi_star):
     cdef double* scale = rhs + 2 * d
     cdef double* work = scale + d
     cdef double* scratch = work + 3 * d
+    cdef double* dfdy_qr = scratch + PYPROG_BLOCK  # n: λ Φ u from the QR path
     with nogil:
         # exact rescaling: λ → λ·4**k (√λ exact too), y → y·2**m
         for i in range(n):
@@ -554,11 +563,14 @@ def wls_forecast(phi, weights, y, phi_star):
                 rhs[d + k] = rhs[d + k] * scale[k]
         if info != 0:
             status = LSTSQ
-            if _qr_solve(X, lam, Y, ps, n, d, rhs, rhs + d, &cond) != 0:
+            if _qr_solve(X, lam, Y, ps, n, d, rhs, rhs + d, &cond, dfdy_qr) != 0:
                 status = RANK_DEFICIENT
         if status != RANK_DEFICIENT:
             # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
             pyprog_wls_outputs(X, lam, Y, n, d, rhs, rhs + d, dfdy, dfdw)
+        if status == LSTSQ:
+            for i in range(n):
+                dfdy[i] = dfdy_qr[i]
         if status == LSTSQ:
             # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
             for i in range(n):

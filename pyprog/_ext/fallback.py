@@ -296,21 +296,23 @@ def wls_forecast(phi, weights, y, phi_star):
     w, u, status = _cholesky_solve(phi, lam, ys, phi_star)
     cond = 1.0
     if status != WLS_CHOLESKY:
-        w, u, status, cond = _qr_solve(phi, lam, ys, phi_star)
+        w, u, status, cond, dfdy_qr = _qr_solve(phi, lam, ys, phi_star)
         if status == WLS_RANK_DEFICIENT:
             return _rank_deficient(n, d)
     pu = phi @ u  # pu[i] = φ_i · u
-    dfdy = lam * pu
+    dfdy = lam * pu if status == WLS_CHOLESKY else dfdy_qr
     # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
     if cond * np.finfo(np.float64).eps * max(1.0, np.abs(dfdy).sum()) > FORECAST_ERROR_MAX:
         return _rank_deficient(n, d)
     dfdw = pu * (ys - phi @ w)
-    if e_y:
-        w = np.ldexp(w, -e_y)
+    with np.errstate(over="ignore", invalid="ignore"):  # a true w beyond float64: ±inf
+        if e_y:
+            w = np.ldexp(w, -e_y)
+        f = float(phi_star @ w)
     if e_lam or e_y:
         with np.errstate(over="ignore"):
             dfdw = np.ldexp(dfdw, e_lam - e_y)
-    return float(phi_star @ w), w, dfdy, dfdw, status
+    return f, w, dfdy, dfdw, status
 
 
 def _rank_deficient(n, d):
@@ -357,28 +359,33 @@ def _cholesky_solve(phi, lam, y, phi_star):
 
 def _qr_solve(phi, lam, y, phi_star):
     """w and u = A⁻¹ φ* from the pivoted QR √Λ Φ P = Q R, without forming A:
-    w = P R⁻¹ Qᵀ √Λ y,  u = P R⁻¹ R⁻ᵀ Pᵀ φ*."""
+    w = P R⁻¹ Qᵀ √Λ y,  u = P R⁻¹ R⁻ᵀ Pᵀ φ*; also the condition number s_max / s_min
+    and dfdy = λ Φ u = √λ ⊙ Q R⁻ᵀ Pᵀ φ*."""
     n, d = phi.shape
     if n < d:
-        return None, None, WLS_RANK_DEFICIENT, np.inf
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
     root = np.sqrt(lam)
     scaled = np.asfortranarray(root[:, None] * phi)
     if not np.isfinite(scaled).all():
-        return None, None, WLS_RANK_DEFICIENT, np.inf
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
     qr, jpvt, tau, _, info = scipy.linalg.lapack.dgeqp3(scaled)
     R = np.triu(qr[:d, :d])
     # rank test on the singular values of R (those of √Λ Φ), as numpy.linalg.matrix_rank
     s = scipy.linalg.svd(R, compute_uv=False, check_finite=False, lapack_driver="gesvd")
     if info != 0 or not s[-1] > s[0] * max(n, d) * np.finfo(np.float64).eps:
-        return None, None, WLS_RANK_DEFICIENT, np.inf
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
     perm = jpvt - 1
     qty, _, info = scipy.linalg.lapack.dormqr("L", "T", qr, tau, (root * y)[:, None], max(1, n))
     x, _ = scipy.linalg.lapack.dtrtrs(R, qty[:d, 0])
     z, _ = scipy.linalg.lapack.dtrtrs(R, phi_star[perm], trans=1)
+    # dfdy = λ Φ u = √λ ⊙ (Q [z; 0]): u is never formed, so the error grows as cond(√ΛΦ)
+    qz, _, info = scipy.linalg.lapack.dormqr(
+        "L", "N", qr, tau, np.concatenate([z, np.zeros(n - d)])[:, None], max(1, n)
+    )
     v, _ = scipy.linalg.lapack.dtrtrs(R, z)
     w, u = np.empty(d), np.empty(d)
     w[perm], u[perm] = x, v
-    return w, u, WLS_LSTSQ, s[0] / s[-1]
+    return w, u, WLS_LSTSQ, s[0] / s[-1], root * qz[:, 0]
 
 
 def _into(out, k, value):

@@ -289,7 +289,7 @@ def _open_and_add(path, barrier, seed, queue):
 class TestStoreCreation:
     """Item 1: concurrent creators never delete a store; every committed row stays."""
 
-    @pytest.mark.parametrize("trial", range(6))
+    @pytest.mark.parametrize("trial", range(10))  # main lost rows in ~1 of 10 such trials
     def test_synchronised_creators_keep_every_row(self, tmp_path, trial):
         import multiprocessing
 

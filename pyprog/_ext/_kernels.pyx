@@ -23,7 +23,7 @@ from scipy.linalg.cython_lapack cimport (
     dgeqp3, dgesvd, dormqr, dpocon, dpotrf, dpotrs, dtrtrs
 )
 
-from pyprog._ext._exact import episode_ratio_exact, pdis_row_exact
+from pyprog._ext import _exact
 
 cdef enum WLSStatus:
     CHOLESKY = 0
@@ -266,7 +266,7 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     # a non-finite J is an overflow (or inf − inf) somewhere in its row: recompute it
     for i in range(n):
         if not isfinite(J[i]):
-            g_out[i], J[i] = pdis_row_exact(
+            g_out[i], J[i] = _exact.pdis_row_exact(
                 i, log_pi[i], log_beta[i], rewards[i], mask[i], base, clip_value
             )
     return g_out, J_out
@@ -317,8 +317,9 @@ def episode_ratios(log_pi, log_beta, mask, clip):
             unclipped[i] = s < log_clip
     for i in range(n):
         if not isfinite(lam[i]):
-            lam[i], unclipped[i] = episode_ratio_exact(i, log_pi[i], log_beta[i], mask[i],
-                                                       clip_value)
+            lam[i], unclipped[i] = _exact.episode_ratio_exact(
+                i, log_pi[i], log_beta[i], mask[i], clip_value
+            )
     return lam_out, unclipped_out
 
 

@@ -517,9 +517,10 @@ def wls_forecast(phi, weights, y, phi_star):
     cdef double* dfdy_qr = scratch + PYPROG_BLOCK  # n: λ Φ u from the QR path
     with nogil:
         # exact rescaling: λ → λ·4**k (√λ exact too), y → y·2**m
+        # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored; maxpd)
         for i in range(n):
-            top_lam = lam[i] if lam[i] > top_lam or lam[i] != lam[i] else top_lam
-            top_y = fabs(Y[i]) if fabs(Y[i]) > top_y or Y[i] != Y[i] else top_y
+            top_lam = lam[i] if lam[i] > top_lam else top_lam
+            top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
         e_lam = _pow2_exponent(top_lam, True)
         e_y = _pow2_exponent(top_y, False)
         if e_lam != 0 or e_y != 0:

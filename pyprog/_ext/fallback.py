@@ -289,8 +289,8 @@ def wls_forecast(phi, weights, y, phi_star):
     if n == 0 or d == 0:
         return _rank_deficient(n, d)
     # exact rescaling: λ → λ·4**k (√λ exact too), y → y·2**m
-    e_lam = _power_of_two_exponent(np.max(weights), even=True)
-    e_y = _power_of_two_exponent(np.max(np.abs(y)), even=False)
+    e_lam = _power_of_two_exponent(max(0.0, np.fmax.reduce(weights)), even=True)
+    e_y = _power_of_two_exponent(max(0.0, np.fmax.reduce(np.abs(y))), even=False)
     lam = np.ldexp(weights, e_lam) if e_lam else weights
     ys = np.ldexp(y, e_y) if e_y else y
     w, u, status = _cholesky_solve(phi, lam, ys, phi_star)

@@ -739,9 +739,10 @@ class TestPatientModel:
         with pytest.raises(IntegrationError, match="day 1 of the batch"):
             simulate_patients((p for p in [params, bad]), np.zeros((2, 5)), np.zeros((2, 5)))
 
-    def test_unknown_env_kwargs_is_named(self):
-        with pytest.raises(ValueError, match="no argument 'bogus'"):
-            pyprog.run("reco", "onpg", 1, seed=0, episodes=3, env_kwargs={"bogus": 1})
+    @pytest.mark.parametrize("name", ["bogus", "speed"])
+    def test_unknown_env_kwargs_is_named(self, name):
+        with pytest.raises(ValueError, match=f"no argument '{name}'"):
+            pyprog.run("reco", "onpg", 1, seed=0, episodes=3, env_kwargs={name: 1})
 
 
 # --------------------------------------------------------------------------- fuzzing

@@ -138,7 +138,9 @@ def pdis(
     ------
     ValueError
         For NaN/inf log-probabilities or rewards at valid steps, a mask that is not
-        0/1, mismatched shapes, ``clip <= 0`` or ``gamma`` outside [0, 1].
+        0/1, mismatched shapes, non-real arrays, ``clip <= 0`` or ``gamma`` outside
+        [0, 1]; and where a true ``J_i`` or ``g[i, t]`` is beyond float64 (long episodes
+        without ``clip``: the message names the episode and step).
 
     Examples
     --------

@@ -84,6 +84,8 @@ cdef const double* _input(object a, str name, int ndim, bint fortran=False) exce
 
 cdef double _real(object value, str name) except? -1.0:
     """``value`` as a double (a real number; ints beyond float64 are ±inf)."""
+    if type(value) is float:  # the usual case, without the slower ABC check below
+        return <double>value
     if isinstance(value, (bool, _np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number; got {value!r}")
     try:
@@ -515,29 +517,39 @@ def wls_forecast(phi, weights, y, phi_star):
     cdef double* work = scale + d
     cdef double* scratch = work + 3 * d
     cdef double* dfdy_qr = scratch + PYPROG_BLOCK  # n: λ Φ u from the QR path
+    cdef bint in_range = True
+    e_lam = 0
+    e_y = 0
     with nogil:
-        # exact rescaling: λ → λ·4**k (√λ exact too), y → y·2**m
-        # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored; maxpd)
-        for i in range(n):
-            top_lam = lam[i] if lam[i] > top_lam else top_lam
-            top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
-        e_lam = _pow2_exponent(top_lam, True)
-        e_y = _pow2_exponent(top_y, False)
-        if e_lam != 0 or e_y != 0:
-            scaled = <double*>malloc(2 * n * sizeof(double))
-            if scaled != NULL:
-                for i in range(n):
-                    scaled[i] = ldexp(lam[i], e_lam)
-                    scaled[n + i] = ldexp(Y[i], e_y)
-                lam = scaled
-                Y = scaled + n
+        # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
+        pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
+        # magnitudes far from 1 (or an overflow) in A or b: rescale λ and y exactly
+        for j in range(d):
+            if not (ldexp(1.0, -SAFE_EXPONENT) <= A[j + j * d] <= ldexp(1.0, SAFE_EXPONENT)
+                    and fabs(rhs[j]) <= ldexp(1.0, SAFE_EXPONENT)):
+                in_range = False
+        if not in_range:
+            # λ → λ·4**k (√λ exact too), y → y·2**m, with
+            # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored)
+            for i in range(n):
+                top_lam = lam[i] if lam[i] > top_lam else top_lam
+                top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
+            e_lam = _pow2_exponent(top_lam, True)
+            e_y = _pow2_exponent(top_y, False)
+            if e_lam != 0 or e_y != 0:
+                scaled = <double*>malloc(2 * n * sizeof(double))
+                if scaled != NULL:
+                    for i in range(n):
+                        scaled[i] = ldexp(lam[i], e_lam)
+                        scaled[n + i] = ldexp(Y[i], e_y)
+                    lam = scaled
+                    Y = scaled + n
+                    pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
     if (e_lam != 0 or e_y != 0) and scaled == NULL:
         free(A)
         free(iwork)
         raise MemoryError()
     with nogil:
-        # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
-        pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
         # As = D A D, D = diag(A)^(-1/2), and its 1-norm:  A⁻¹ = D As⁻¹ D
         for j in range(d):
             if not A[j + j * d] > 0.0:

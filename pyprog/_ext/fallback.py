@@ -288,12 +288,21 @@ def wls_forecast(phi, weights, y, phi_star):
     _same_shape(phi_star, "phi_star", (d,))
     if n == 0 or d == 0:
         return _rank_deficient(n, d)
-    # exact rescaling: λ → λ·4**k (√λ exact too), y → y·2**m
-    e_lam = _power_of_two_exponent(max(0.0, np.fmax.reduce(weights)), even=True)
-    e_y = _power_of_two_exponent(max(0.0, np.fmax.reduce(np.abs(y))), even=False)
-    lam = np.ldexp(weights, e_lam) if e_lam else weights
-    ys = np.ldexp(y, e_y) if e_y else y
-    w, u, status = _cholesky_solve(phi, lam, ys, phi_star)
+    lam, ys, e_lam, e_y = weights, y, 0, 0
+    # A = Φᵀ Λ Φ,  b = Φᵀ Λ y
+    A, b = _gram(phi, lam, ys)
+    bound = 2.0**SAFE_EXPONENT
+    with np.errstate(invalid="ignore"):
+        diag = np.diag(A)
+        in_range = np.all((1.0 / bound <= diag) & (diag <= bound) & (np.abs(b) <= bound))
+    if not in_range:
+        # magnitudes far from 1 (or an overflow): λ → λ·4**k (√λ exact too), y → y·2**m
+        e_lam = _power_of_two_exponent(max(0.0, np.fmax.reduce(weights)), even=True)
+        e_y = _power_of_two_exponent(max(0.0, np.fmax.reduce(np.abs(y))), even=False)
+        if e_lam or e_y:
+            lam, ys = np.ldexp(weights, e_lam), np.ldexp(y, e_y)
+            A, b = _gram(phi, lam, ys)
+    w, u, status = _cholesky_solve(A, b, phi_star)
     cond = 1.0
     if status != WLS_CHOLESKY:
         w, u, status, cond, dfdy_qr = _qr_solve(phi, lam, ys, phi_star)
@@ -333,12 +342,16 @@ def _power_of_two_exponent(top, even):
     return exponent
 
 
-def _cholesky_solve(phi, lam, y, phi_star):
-    """[w, u] = A⁻¹ [Φᵀ Λ y, φ*] by Cholesky of A = ΦᵀΛΦ scaled to unit diagonal, if its
+def _gram(phi, lam, y):
+    """A = Φᵀ Λ Φ and b = Φᵀ Λ y (overflow to ±inf is detected by the caller)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        weighted = phi * lam[:, None]
+        return phi.T @ weighted, weighted.T @ y
+
+
+def _cholesky_solve(A, b, phi_star):
+    """[w, u] = A⁻¹ [b, φ*] by Cholesky of A = ΦᵀΛΦ scaled to unit diagonal, if its
     estimated condition number is at most 1 / RCOND_CHOLESKY_MIN."""
-    weighted = phi * lam[:, None]
-    A = phi.T @ weighted
-    b = weighted.T @ y
     diag = np.diag(A)
     if not np.all(diag > 0.0):
         return None, None, WLS_LSTSQ

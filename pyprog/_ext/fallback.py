@@ -313,7 +313,8 @@ def wls_forecast(phi, weights, y, phi_star):
     # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
     if cond * np.finfo(np.float64).eps * max(1.0, np.abs(dfdy).sum()) > FORECAST_ERROR_MAX:
         return _rank_deficient(n, d)
-    dfdw = pu * (ys - phi @ w)
+    with np.errstate(over="ignore"):  # ±inf where the true value is beyond float64
+        dfdw = pu * (ys - phi @ w)
     with np.errstate(over="ignore", invalid="ignore"):  # a true w beyond float64: ±inf
         if e_y:
             w = np.ldexp(w, -e_y)

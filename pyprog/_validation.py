@@ -22,6 +22,7 @@ __all__ = [
     "check_mask",
     "check_nonnegative",
     "check_positive",
+    "check_representable",
     "check_same_shape",
     "check_speed",
     "reset_option",
@@ -34,19 +35,44 @@ def _where(index: tuple[int, ...]) -> str:
     return f"episode {index[0]}, step {index[1]}"
 
 
+#: dtype kinds that are never numbers here: complex, strings, bytes, datetimes, objects, void.
+_NOT_REAL = {"c": "complex", "U": "string", "S": "bytes", "M": "datetime", "m": "timedelta",
+             "O": "object", "V": "void (structured)"}  # fmt: skip
+
+
 def as_float_array(name: str, value, ndim: int, shape_doc: str) -> np.ndarray:
-    """``value`` as a C-contiguous float64 array with ``ndim`` dimensions."""
+    """``value`` as a C-contiguous float64 array with ``ndim`` dimensions.
+
+    Real numbers only: bool, integer and float arrays (and nested lists of them) are
+    converted; complex, string, bytes, datetime and object arrays are refused (NumPy
+    would drop an imaginary part or parse strings silently).
+    """
     try:
-        arr = np.ascontiguousarray(value, dtype=np.float64)
+        arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{name} must be an array of numbers of shape {shape_doc}; {exc}"
         ) from None
+    kind = _NOT_REAL.get(arr.dtype.kind)
+    if kind is not None:
+        raise ValueError(
+            f"{name} must be an array of real numbers of shape {shape_doc}; got {kind} "
+            f"values (dtype {arr.dtype})"
+        )
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
     if arr.ndim != ndim:
         raise ValueError(
             f"{name} must be a {ndim}-D array of shape {shape_doc}; got shape {arr.shape}"
         )
     return arr
+
+
+def _as_float(value: numbers.Real) -> float:
+    """float(value), with integers beyond float64's range as ±inf instead of OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def check_finite(name: str, arr: np.ndarray, mask: np.ndarray | None = None) -> None:
@@ -57,6 +83,16 @@ def check_finite(name: str, arr: np.ndarray, mask: np.ndarray | None = None) -> 
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} must be finite; got {arr[index]} at {_where(index)}")
+
+
+def check_representable(what: str, error: type[Exception] = ValueError, **values) -> None:
+    """Raise ``error`` if a computed value overflowed float64 (the inputs were finite)."""
+    for name, value in values.items():
+        if not np.all(np.isfinite(value)):
+            raise error(
+                f"{what}: {name} is beyond float64's range (the true value overflows, e.g. "
+                f"ratios near 1e-308 give gradients near 1e308); rescale the inputs"
+            )
 
 
 def check_mask(mask: np.ndarray) -> None:
@@ -87,10 +123,15 @@ def check_nonnegative(name: str, arr: np.ndarray) -> None:
 
 
 def check_clip(clip: float) -> float:
-    """An importance-ratio clip is a number > 0; ``inf`` means no clipping."""
-    if not isinstance(clip, numbers.Real) or math.isnan(clip) or clip <= 0:
+    """An importance-ratio clip is a number > 0; ``inf`` means no clipping.
+
+    A clip beyond float64's range (e.g. the integer ``10**400``) is above every
+    representable ratio, so it is taken as ``inf`` (no clipping).
+    """
+    real = isinstance(clip, numbers.Real) and not isinstance(clip, bool)
+    if not real or math.isnan(_as_float(clip)) or clip <= 0:
         raise ValueError(f"clip must be a number > 0 (inf for no clipping); got {clip!r}")
-    return float(clip)
+    return _as_float(clip)
 
 
 def check_gamma(gamma: float) -> float:
@@ -102,7 +143,7 @@ def check_gamma(gamma: float) -> float:
 
 def check_positive(name: str, value: float) -> float:
     """A finite number > 0 (learning rates, standard deviations, ...)."""
-    if not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if not isinstance(value, numbers.Real) or not math.isfinite(_as_float(value)) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
     return float(value)
 
@@ -117,7 +158,7 @@ def check_int(name: str, value: int, minimum: int) -> int:
 def check_speed(speed: float) -> float:
     """A speed of non-stationarity is a finite number >= 0 (0 means stationary)."""
     real = isinstance(speed, numbers.Real) and not isinstance(speed, bool)
-    if not real or not math.isfinite(speed) or speed < 0:
+    if not real or not math.isfinite(_as_float(speed)) or speed < 0:
         raise ValueError(f"speed must be a finite number >= 0 (0 = stationary); got {speed!r}")
     return float(speed)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -150,6 +151,18 @@ def _callable_name(fn: Callable) -> str:
     return f"callable:{qualname or type(fn).__name__}"
 
 
+def _check_env_kwargs(env: str, cls: type, kwargs: Mapping[str, Any]) -> None:
+    """Every keyword is an argument of the built-in environment's class (``speed`` is given
+    apart)."""
+    accepted = [p for p in inspect.signature(cls).parameters if p not in ("self", "speed")]
+    for name in kwargs:
+        if name not in accepted:
+            raise ValueError(
+                f"env_kwargs: {env!r} ({cls.__name__}) has no argument {name!r}; it accepts "
+                f"{', '.join(map(repr, accepted)) or 'none'} (speed is set by the run)"
+            )
+
+
 def resolve_env(
     env: object, speed: float | None = None, env_kwargs: Mapping[str, Any] | None = None
 ) -> ResolvedEnv:
@@ -188,6 +201,7 @@ def resolve_env(
                 raise ValueError(f"env {env!r} needs speed (how fast it drifts; the paper: 0-4)")
             module_name, cls_name = BUILTIN_CLASSES[env].split(":")
             cls = getattr(importlib.import_module(module_name), cls_name)
+            _check_env_kwargs(env, cls, kwargs)
             return ResolvedEnv(cls(speed=speed, **kwargs), env, True, True)
         if speed is not None:
             raise ValueError(

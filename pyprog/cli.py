@@ -112,11 +112,19 @@ def _progress_bar(desc: str):
 
 
 def _check_counts(args: argparse.Namespace) -> None:
-    """--episodes and --jobs, where a command has them."""
+    """--episodes, --jobs and --settings, where a command has them (bounds: pyprog.grid)."""
+    from pyprog.grid import MAX_EPISODES, MAX_SETTINGS
+
     if getattr(args, "episodes", 1) < 1:
         raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
+    if getattr(args, "episodes", 1) > MAX_EPISODES:
+        raise ValueError(f"--episodes must be at most {MAX_EPISODES}; got {args.episodes}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    if getattr(args, "settings", 1) < 1:
+        raise ValueError(f"--settings must be >= 1; got {args.settings}")
+    if getattr(args, "settings", 1) > MAX_SETTINGS:
+        raise ValueError(f"--settings must be at most {MAX_SETTINGS}; got {args.settings}")
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None:

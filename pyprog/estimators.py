@@ -35,6 +35,7 @@ from pyprog._validation import (
     check_int,
     check_mask,
     check_nonnegative,
+    check_representable,
     check_same_shape,
 )
 from pyprog.bases import forecast_design, n_features
@@ -142,7 +143,9 @@ def pdis(
     ------
     ValueError
         For NaN/inf log-probabilities or rewards at valid steps, a mask that is not
-        0/1, mismatched shapes, ``clip <= 0`` or ``gamma`` outside [0, 1].
+        0/1, mismatched shapes, non-real arrays, ``clip <= 0`` or ``gamma`` outside
+        [0, 1]; and where a true ``J_i`` or ``g[i, t]`` is beyond float64 (long episodes
+        without ``clip``: the message names the episode and step).
 
     Examples
     --------
@@ -202,10 +205,13 @@ def _solve(phi, weights, y, phi_star, what: str):
     f, w, dfdy, dfdweights, status = kernels.wls_forecast(phi, weights, y, phi_star)
     if status == kernels.WLS_RANK_DEFICIENT:
         raise ForecastError(
-            f"{what}: the weighted least-squares system is rank-deficient "
+            f"{what}: the weighted least-squares system is rank-deficient or too "
+            f"ill-conditioned for a forecast accurate to 4 digits "
             f"({int(np.count_nonzero(weights))} of {len(weights)} episodes have non-zero "
-            f"weight for {phi.shape[1]} basis features); no forecast exists"
+            f"weight for {phi.shape[1]} basis features); use a smaller d or delta, or more "
+            f"episodes"
         )
+    check_representable(what, f=f, grad_y=dfdy, grad_weights=dfdweights, error=ForecastError)
     return f, dfdy, dfdweights
 
 

@@ -104,7 +104,7 @@ class RunResult:
         return float(np.mean(self.returns))
 
 
-def make_env(env: str, speed: float, **kwargs: Any):
+def make_env(env: str, speed: float, /, **kwargs: Any):
     """The built-in environment ``env`` at ``speed`` (extra keyword arguments go to its class).
 
     The class itself, not ``gymnasium.make``: runs need no wrappers in their hot loop.

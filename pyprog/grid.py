@@ -8,6 +8,7 @@ command resumes it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
@@ -28,7 +29,12 @@ from pyprog.parallel import execute
 
 __all__ = [
     "CSV_COLUMNS",
+    "MAX_EPISODES",
+    "MAX_RUNS",
+    "MAX_SETTINGS",
+    "MAX_VALUES",
     "Task",
+    "check_grid_size",
     "parse_list",
     "parse_range",
     "parse_seeds",
@@ -37,6 +43,14 @@ __all__ = [
     "run_grid",
     "write_regret_table",
 ]
+
+#: Bounds of a grid given on the command line (a typo must not plan 10**9 runs): episodes
+#: per run, values in one ``--seeds``/``--speeds`` list or count, settings of a sweep, and
+#: runs in one command.
+MAX_EPISODES = 100_000
+MAX_VALUES = 10_000
+MAX_SETTINGS = 10_000
+MAX_RUNS = 1_000_000
 
 #: Columns of ``results.csv``, one row per finished run.
 CSV_COLUMNS = (
@@ -97,16 +111,36 @@ def parse_range(text: str, name: str) -> list[int]:
                 lo_i, hi_i = int(lo), int(hi)
                 if hi_i < lo_i:
                     raise ValueError
+                _check_count(name, len(values) + hi_i - lo_i + 1, text)
                 values.extend(range(lo_i, hi_i + 1))
             else:
                 values.append(int(part))
-        except ValueError:
+                _check_count(name, len(values), text)
+        except ValueError as exc:
+            if str(exc).startswith(name):
+                raise
             raise ValueError(
                 f"{name} must be integers or ranges like 0-4 or 0,2,4; got {text!r}"
             ) from None
+    if max(values) >= 2**63:
+        raise ValueError(f"{name} must be below 2**63; got {text!r}")
     if min(values) < 0:
         raise ValueError(f"{name} must be >= 0; got {text!r}")
     return sorted(set(values))
+
+
+def _check_count(name: str, count: int, text: str) -> None:
+    if count > MAX_VALUES:
+        raise ValueError(f"{name} holds at most {MAX_VALUES} values; got {count} in {text!r}")
+
+
+def check_grid_size(runs: int, what: str = "the command") -> None:
+    """At most :data:`MAX_RUNS` runs in one command (checked before any is planned)."""
+    if runs > MAX_RUNS:
+        raise ValueError(
+            f"{what} asks for {runs} runs, more than {MAX_RUNS}; split it into smaller "
+            "commands (fewer seeds, speeds or settings)"
+        )
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -122,6 +156,7 @@ def parse_seeds(text: str) -> list[int]:
     count = parse_range(text, "--seeds")[0]
     if count < 1:
         raise ValueError(f"--seeds must be a count >= 1 or a range like 0-9; got {text!r}")
+    _check_count("--seeds", count, text)
     return list(range(count))
 
 
@@ -190,8 +225,15 @@ def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows = []
+    seen = set()
     with path.open(newline="") as fh:
         for row in csv.DictReader(fh):
+            # one row per run: a run written twice (e.g. by an older pyprog racing itself)
+            # counts once
+            key = (row["env"], row["algo"], float(row["speed"]), int(row["seed"]))
+            if key in seen:
+                continue
+            seen.add(key)
             rows.append(
                 {
                     **row,
@@ -214,6 +256,33 @@ def _check_writable(out: Path) -> None:
         raise ValueError(f"cannot write to --out {str(out)!r}: {exc.strerror}") from None
     if not os.access(out, os.W_OK):
         raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
+
+
+@contextlib.contextmanager
+def _folder_lock(out: Path):
+    """Hold an exclusive lock on ``out`` while a grid writes it: a second ``pyprog run
+    --out`` on the same folder stops at once instead of appending the same runs again.
+
+    ``fcntl.flock`` on ``out/.pyprog-run.lock`` (released by the OS if the process dies);
+    where ``fcntl`` does not exist (Windows) the folder is not locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(out / ".pyprog-run.lock", "a") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(
+                f"another pyprog run is writing to {str(out)!r}; wait for it to finish "
+                "(re-running then resumes) or use another --out"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
@@ -285,8 +354,15 @@ def run_grid(
     # validate the environments and settings here, before anything is written or any
     # worker starts
     env_speeds = check_grid_envs(envs, algos, speeds, hyper)
+    check_grid_size(sum(len(s) for s in env_speeds.values()) * len(algos) * len(seeds))
     out = Path(out)
     _check_writable(out)
+    with _folder_lock(out):
+        return _run_locked(env_speeds, algos, seeds, out, episodes, hyper, jobs, progress)
+
+
+def _run_locked(env_speeds, algos, seeds, out, episodes, hyper, jobs, progress):
+    """The body of :func:`run_grid`, with the folder locked."""
     _check_manifest(out, episodes, hyper)
     done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
     tasks = [

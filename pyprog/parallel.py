@@ -44,10 +44,27 @@ def connect(scheduler: str, timeout: float = 5.0):
         raise ValueError(
             "--scheduler needs the 'distributed' package: pip install \"pyprog[dask]\""
         ) from None
+    _check_address(scheduler)
     try:
         return Client(scheduler, timeout=f"{timeout}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ValueError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+
+
+def _check_address(scheduler: str) -> None:
+    """A malformed address is refused before a ``Client`` exists: a Client whose
+    construction failed on it would print a traceback from its ``__del__`` 10 s later."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"--scheduler must be a Dask scheduler address like tcp://host:8786; got "
+            f"{scheduler!r} ({exc})"
+        ) from None
 
 
 def execute(

@@ -32,6 +32,7 @@ GROUP BY 1, 2"``. WAL mode needs a local file system (not NFS/SMB).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -41,6 +42,7 @@ import numbers
 import os
 import sqlite3
 import threading
+import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
@@ -513,11 +515,73 @@ def _inspect(path: Path) -> bool:
         missing = sorted(set(_COLUMNS) - columns)
         if missing:
             raise StoreError(f"{path} is a damaged pyprog store: table runs lacks {missing}")
+        if not _has_unique_key(conn):
+            raise StoreError(
+                f"{path} is not a pyprog result store: its table runs lacks the unique key "
+                f"({', '.join(_KEY_COLUMNS)}); choose another path"
+            )
         return False
-    except sqlite3.Error as exc:
-        raise StoreError(f"{path} could not be read as a pyprog result store: {exc}") from exc
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path} could not be read as a pyprog result store: {exc}") from None
     finally:
         conn.close()
+
+
+_KEY_COLUMNS = ("env", "algo", "speed", "setting_hash", "seed")
+
+
+def _has_unique_key(conn: sqlite3.Connection) -> bool:
+    """Whether table runs has a UNIQUE index on exactly the run key (ON CONFLICT needs it)."""
+    for index in conn.execute("PRAGMA index_list(runs)").fetchall():
+        if index[2]:  # unique
+            cols = [r[2] for r in conn.execute(f"PRAGMA index_info({_quote(index[1])})")]
+            if sorted(cols) == sorted(_KEY_COLUMNS):
+                return True
+    return False
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _damaged(path: Path, exc: BaseException) -> StoreError:
+    """A read or write that SQLite refused on an opened store: one line, what to do."""
+    return StoreError(
+        f"the store {path} is damaged or not readable ({type(exc).__name__}: {exc}); "
+        "restore it from a copy, or start a new store"
+    )
+
+
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> Any:
+    """PRAGMA journal_mode=WAL, retried while another connection holds the lock (SQLite's
+    busy handler does not cover this pragma) for up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def _initialise(conn: sqlite3.Connection) -> None:
+    """Create the tables and the metadata, in one transaction (idempotent)."""
+    now = _utc_text(datetime.now(timezone.utc))
+    meta = [
+        ("format", FORMAT),
+        ("schema_version", str(SCHEMA_VERSION)),
+        ("array_encoding", ARRAY_ENCODING),
+        ("pyprog_version", __version__),
+        ("created", now),
+    ]
+    with conn:  # one transaction: the schema is created wholly or not at all
+        conn.execute("BEGIN IMMEDIATE")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.executemany("INSERT OR IGNORE INTO pyprog_meta (key, value) VALUES (?, ?)", meta)
 
 
 class ResultStore:
@@ -583,6 +647,10 @@ class ResultStore:
                 raise StoreError(
                     f"cannot create the store {self.path}: directory {parent} does not exist"
                 )
+        if not exists and not readonly:
+            self._check_writable(False)
+            self._create(timeout)
+            exists = True
         blank = _inspect(self.path) if exists else True
         if readonly:
             if blank:
@@ -595,7 +663,7 @@ class ResultStore:
             self._conn = self._connect("mode=ro&immutable=1" if frozen else "mode=ro", timeout)
         else:
             self._check_writable(exists)
-            self._conn = self._open_for_writing(exists, blank, timeout)
+            self._conn = self._open_for_writing(blank, timeout)
 
     # ---------------------------------------------------------------- opening
 
@@ -621,33 +689,50 @@ class ResultStore:
         if exists and not os.access(self.path, os.R_OK | os.W_OK):
             raise StoreError(f"cannot write the store {self.path}: permission denied" + hint)
 
-    def _open_for_writing(self, exists: bool, blank: bool, timeout: float) -> sqlite3.Connection:
-        conn = self._connect("mode=rw" if exists else "mode=rwc", timeout)
+    def _create(self, timeout: float) -> None:
+        """Create the store atomically, so that concurrent creators never see half a store
+        and never delete each other's: a private temporary file next to ``path`` is
+        initialised (WAL mode, schema, metadata), then hard-linked into place. If another
+        process linked its store first, that store is used; only the temporary file (this
+        process's own) is ever removed."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StoreError(
-                    f"cannot use {self.path} as a store: SQLite refused WAL mode (got {mode!r}); "
-                    "put the store on a local file system"
-                )
+            conn = sqlite3.connect(_uri(tmp, "mode=rwc"), uri=True, timeout=timeout)
+            try:
+                self._check_wal(_set_wal(conn, timeout))
+                _initialise(conn)
+            finally:
+                conn.close()  # the last connection: checkpoints, removes tmp's -wal and -shm
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass  # another process created the store first: open that one
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot create the store {self.path}: {exc}") from None
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the store {self.path}: {exc.strerror or exc} (a store needs a "
+                "local file system with hard links and WAL support)"
+            ) from None
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{tmp}{suffix}")
+
+    def _check_wal(self, mode: Any) -> None:
+        if str(mode).lower() != "wal":
+            raise StoreError(
+                f"cannot use {self.path} as a store: SQLite refused WAL mode (got {mode!r}); "
+                "put the store on a local file system"
+            )
+
+    def _open_for_writing(self, blank: bool, timeout: float) -> sqlite3.Connection:
+        conn = self._connect("mode=rw", timeout)
+        try:
+            self._check_wal(_set_wal(conn, timeout))
             conn.execute("PRAGMA synchronous=FULL")
-            if blank:
-                now = _utc_text(datetime.now(timezone.utc))
-                meta = [
-                    ("format", FORMAT),
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("array_encoding", ARRAY_ENCODING),
-                    ("pyprog_version", __version__),
-                    ("created", now),
-                ]
-                with conn:  # one transaction: the schema is created wholly or not at all
-                    conn.execute("BEGIN IMMEDIATE")
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            conn.execute(statement)
-                    conn.executemany(
-                        "INSERT OR IGNORE INTO pyprog_meta (key, value) VALUES (?, ?)", meta
-                    )
+            if blank:  # an empty file (or one whose creation was interrupted): initialise it
+                _initialise(conn)
             else:  # probe: fail now, not at the first add, if the file cannot be written
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -656,22 +741,11 @@ class ResultStore:
                     conn.rollback()
         except sqlite3.Error as exc:
             conn.close()
-            if not exists:
-                self._remove_created()
-            raise StoreError(f"cannot write the store {self.path}: {exc}") from exc
+            raise StoreError(f"cannot write the store {self.path}: {exc}") from None
         except BaseException:
             conn.close()
-            if not exists:
-                self._remove_created()
             raise
         return conn
-
-    def _remove_created(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except OSError:
-                pass
 
     # ---------------------------------------------------------------- life cycle
 
@@ -700,8 +774,16 @@ class ResultStore:
         return f"ResultStore({str(self.path)!r}, {state})"
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._guard():
             return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    @contextlib.contextmanager
+    def _guard(self):
+        """SQLite's errors on a damaged file (and undecodable text) as one StoreError."""
+        try:
+            yield
+        except (sqlite3.Error, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise _damaged(self.path, exc) from None
 
     # ---------------------------------------------------------------- writing
 
@@ -744,7 +826,7 @@ class ResultStore:
         if self.readonly:
             raise StoreError(f"the store {self.path} is open read-only; cannot add runs")
         row = self._row(result, sweep, started, finished)
-        with self._lock:
+        with self._lock, self._guard():
             conn = self.conn
             with conn:
                 cursor = conn.execute(_INSERT, row)
@@ -766,6 +848,13 @@ class ResultStore:
         hyper_json = canonical_json(result.hyper)
         returns = _encode_array("result.returns", result.returns, None)
         episodes = len(returns) // 8
+        stored = np.frombuffer(returns, dtype=_ARRAY_DTYPE)
+        if not np.isfinite(stored).all():
+            k = int(np.flatnonzero(~np.isfinite(stored))[0])
+            raise ValueError(
+                f"result.returns must be finite (a NaN/inf return cannot be ranked); got "
+                f"{stored[k]} at episode {k}"
+            )
         digest = setting_hash(result.hyper, episodes)
         optimal = None
         if result.optimal is not None:
@@ -830,7 +919,7 @@ class ResultStore:
         sql = f"SELECT {columns} FROM runs{where[0]}"
         if order:
             sql += " ORDER BY env, algo, speed, setting_hash, seed"
-        with self._lock:
+        with self._lock, self._guard():
             return self.conn.execute(sql, where[1]).fetchall()
 
     def has(self, env: str, algo: str, speed: float, setting_hash: str, seed: int) -> bool:
@@ -844,7 +933,7 @@ class ResultStore:
             "SELECT 1 FROM runs WHERE env = ? AND algo = ? AND speed = ? AND setting_hash = ? "
             "AND seed = ?"
         )
-        with self._lock:
+        with self._lock, self._guard():
             cursor = self.conn.execute(sql, (env, algo, _speed_in(speed), setting_hash, int(seed)))
             return cursor.fetchone() is not None
 
@@ -897,7 +986,11 @@ class ResultStore:
         >>> # curves = np.stack([r.returns for r in store.rows(env="reco", algo="onpg", speed=2)])
         """
         where = self._where(env, algo, speed, sweep, setting_hash)
-        return [StoredRun._from_row(r) for r in self._select(", ".join(_COLUMNS), where)]
+        rows = self._select(", ".join(_COLUMNS), where)
+        try:
+            return [StoredRun._from_row(r) for r in rows]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise _damaged(self.path, exc) from None
 
     def to_results(
         self,
@@ -944,6 +1037,9 @@ class ResultStore:
         where = self._where(env, algo, speed, sweep)
         rows = self._select("env, algo, speed, setting_hash, hyper, regret, mean_return", where)
         groups: dict[tuple, list] = {}
+        with self._guard():
+            for r in rows:
+                json.loads(r["hyper"])  # a damaged row fails here, as one StoreError
         for r in rows:
             groups.setdefault((r[0], r[1], _speed_out(r[2]), r[3]), []).append(r)
         out = []

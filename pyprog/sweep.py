@@ -20,6 +20,7 @@ import numpy as np
 
 from pyprog.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
 from pyprog.experiment import RunResult, mean_se, run
+from pyprog.grid import check_grid_size
 from pyprog.hyperparams import ENVS, Hyper, check_algo
 from pyprog.parallel import connect, execute
 from pyprog.store import ResultStore, run_key
@@ -168,6 +169,9 @@ def sweep_tasks(
 
     seeds = list(seeds)
     env_speeds = check_grid_envs(envs, algos, speeds, None, settings=False)
+    n_settings = settings if isinstance(settings, int) else max(map(len, settings.values()))
+    n_speeds = sum(len(s) for s in env_speeds.values())
+    check_grid_size(n_settings * len(algos) * n_speeds * len(seeds), "the sweep")
     tasks = []
     for env in envs:
         drawn = (

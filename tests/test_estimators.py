@@ -148,7 +148,7 @@ class TestNWIS:
     def test_rank_deficient_raises_forecast_error(self):
         lam = np.zeros(20)
         lam[[2, 9]] = 1.0
-        with pytest.raises(ForecastError, match=r"rank-deficient \(2 of 20 episodes"):
+        with pytest.raises(ForecastError, match=r"rank-deficient .*\(2 of 20 episodes"):
             nwis_forecast(np.ones(20), lam, d=3)
         assert issubclass(ForecastError, ValueError)
 
@@ -268,7 +268,7 @@ class TestBadInput:
             nwis_forecast(np.ones(5), [1, 1, 1, -1.0, 1], d=2)
 
     def test_non_numeric(self):
-        with pytest.raises(ValueError, match="J_hat must be an array of numbers"):
+        with pytest.raises(ValueError, match=r"J_hat must be an array of (real )?numbers"):
             nis_forecast(["a", "b", "c"])
 
 

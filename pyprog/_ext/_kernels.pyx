@@ -12,9 +12,18 @@ wrong call raises instead of reading out of bounds.
 """
 
 cimport numpy as cnp
-from libc.math cimport exp, fmin, log, pow, sqrt, NAN
+import math
+import numbers
+
+import numpy as _np
+
+from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, NAN
 from libc.stdlib cimport calloc, free, malloc
-from scipy.linalg.cython_lapack cimport dgesvd, dpotrf, dpotrs
+from scipy.linalg.cython_lapack cimport (
+    dgeqp3, dgesvd, dormqr, dpocon, dpotrf, dpotrs, dtrtrs
+)
+
+from pyprog._ext import _exact
 
 cdef enum WLSStatus:
     CHOLESKY = 0
@@ -27,10 +36,17 @@ WLS_RANK_DEFICIENT = RANK_DEFICIENT
 
 cdef double DBL_EPSILON = 2.220446049250313e-16
 
-# The normal equations square the condition number: past this ratio of Cholesky pivots
-# (min L_jj² / max A_jj, about 1 / cond(A)) they lose more than ~8 digits, and the
-# SVD of √Λ Φ is used instead.
-cdef double PIVOT_RATIO_MIN = 1e-8
+# The normal equations lose about cond(A)·eps digits (A = ΦᵀΛΦ, scaled to unit diagonal):
+# while LAPACK's estimate of 1/cond(A) (dpocon) is at least this, Cholesky of A is accurate
+# to ~1e-12; below it, A is not formed again: the pivoted QR of √Λ Φ loses cond(√ΛΦ)·eps =
+# √cond(A)·eps only.
+cdef double RCOND_CHOLESKY_MIN = 1e-4
+# Weights and targets are rescaled by powers of 2 (exactly) outside [2**-SAFE, 2**SAFE]:
+# WLS does not change when every weight is scaled, and is linear in y.
+cdef int SAFE_EXPONENT = 256
+# A forecast whose error bound cond(√ΛΦ) · eps · Σ|∂f/∂y_i| (relative to max|y|) exceeds
+# this is refused (reported as rank-deficient): its digits would be noise.
+cdef double FORECAST_ERROR_MAX = 1e-4
 
 
 cnp.import_array()
@@ -53,6 +69,8 @@ cdef const double* _input(object a, str name, int ndim, bint fortran=False) exce
     cdef bint ok = (
         cnp.PyArray_Check(a)
         and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_FLOAT64
+        and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a)
+        and cnp.PyArray_ISALIGNED(<cnp.ndarray>a)
         and cnp.PyArray_NDIM(<cnp.ndarray>a) == ndim
         and (cnp.PyArray_IS_F_CONTIGUOUS(<cnp.ndarray>a) if fortran
              else cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
@@ -62,6 +80,32 @@ cdef const double* _input(object a, str name, int ndim, bint fortran=False) exce
         raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous float64 ndarray")
     # a zero-size array may have a NULL data pointer; nothing is read from it then
     return <const double*>cnp.PyArray_DATA(<cnp.ndarray>a) or <const double*>&DBL_EPSILON
+
+
+cdef double _real(object value, str name) except? -1.0:
+    """``value`` as a double (a real number; ints beyond float64 are ±inf)."""
+    if type(value) is float:  # the usual case, without the slower ABC check below
+        return <double>value
+    if isinstance(value, (bool, _np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+cdef double _clip(object value) except? -1.0:
+    cdef double clip = _real(value, "clip")
+    if not clip > 0:
+        raise ValueError(f"clip must be > 0 (inf for no clipping); got {value!r}")
+    return clip
+
+
+cdef double _gamma(object value) except? -1.0:
+    cdef double gamma = _real(value, "gamma")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {value!r}")
+    return gamma
 
 
 cdef inline int _same_shape(object a, str name, tuple shape) except -1:
@@ -136,6 +180,8 @@ cdef enum Elementwise:
 def _elementwise(str name, x):
     """np.exp / np.tanh / np.log (``name``) of a 1-D array, by the kernels' vectorisable
     functions (exposed for the accuracy tests)."""
+    if name not in ("exp", "tanh", "log"):
+        raise ValueError(f"name must be 'exp', 'tanh' or 'log'; got {name!r}")
     cdef int which = {"exp": EXP, "tanh": TANH, "log": LOG}[name]
     cdef const double* xs = _input(x, "x", 1)
     cdef Py_ssize_t i, n = len(x)
@@ -152,7 +198,7 @@ def _elementwise(str name, x):
     return out
 
 
-def pdis_weights(log_pi, log_beta, rewards, mask, double gamma, double clip):
+def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     """Per-decision importance-sampling weights and estimates, row by row.
 
     For every episode ``i`` and step ``t``::
@@ -165,6 +211,12 @@ def pdis_weights(log_pi, log_beta, rewards, mask, double gamma, double clip):
     ``J == g[:, 0]``. ``g`` is the PDIS coefficient of ``grad log pi(a_t | s_t)`` in the
     PDIS policy gradient (paper, Property 1) and ``J`` the PDIS estimate of each
     episode's performance.
+
+    A row whose float64 evaluation overflows (a cumulative ratio past ~1e308, or
+    ``inf − inf`` in a sum) is recomputed exactly, term by term; where the true value
+    itself is beyond float64 a ``ValueError`` names the episode and the step (pass a
+    finite ``clip``). Invalid arguments (dtype, layout, shapes, ``gamma`` outside
+    [0, 1], ``clip <= 0``) raise ``ValueError``.
 
     Parameters
     ----------
@@ -192,11 +244,12 @@ def pdis_weights(log_pi, log_beta, rewards, mask, double gamma, double clip):
     _same_shape(log_beta, "log_beta", shape)
     _same_shape(rewards, "rewards", shape)
     _same_shape(mask, "mask", shape)
+    cdef double base = _gamma(gamma), clip_value = _clip(clip)
     cdef Py_ssize_t n = shape[0], h = shape[1], i, t
     cdef cnp.ndarray g_out = _empty(n, h), J_out = _empty(n)
     cdef double* g = _data(g_out)
     cdef double* J = _data(J_out)
-    cdef double log_clip = log(clip)
+    cdef double log_clip = log(clip_value)
     if h == 0:
         for i in range(n):
             J[i] = 0.0
@@ -207,20 +260,29 @@ def pdis_weights(log_pi, log_beta, rewards, mask, double gamma, double clip):
         raise MemoryError()
     with nogil:
         for t in range(h):
-            discount[t] = pow(gamma, <double>t)
+            discount[t] = pow(base, <double>t)
         for i in range(n):
             J[i] = _pdis_row(lp + i * h, lb + i * h, r + i * h, m + i * h,
                              discount, h, log_clip, discount + h, g + i * h)
     free(discount)
+    # a non-finite J is an overflow (or inf − inf) somewhere in its row: recompute it
+    for i in range(n):
+        if not isfinite(J[i]):
+            g_out[i], J[i] = _exact.pdis_row_exact(
+                i, log_pi[i], log_beta[i], rewards[i], mask[i], base, clip_value
+            )
     return g_out, J_out
 
 
-def episode_ratios(log_pi, log_beta, mask, double clip):
+def episode_ratios(log_pi, log_beta, mask, clip):
     """Whole-episode importance ratios, clipped.
 
     ``lam[i] = min(clip, exp(sum_{t valid} (log_pi - log_beta)[i, t]))`` and
     ``unclipped[i] = exp(...) < clip``: the rows where the ratio still depends on the
     policy (the gradient of a clipped ratio is 0).
+
+    Where the true ratio is beyond float64 (``clip`` inf and a log-ratio sum past
+    ~709.78) a ``ValueError`` names the episode and the step.
 
     Parameters
     ----------
@@ -243,7 +305,8 @@ def episode_ratios(log_pi, log_beta, mask, double clip):
     cdef cnp.ndarray lam_out = _empty(n), unclipped_out = _empty(n, -1, cnp.NPY_BOOL)
     cdef double* lam = _data(lam_out)
     cdef cnp.npy_bool* unclipped = <cnp.npy_bool*>cnp.PyArray_DATA(unclipped_out)
-    cdef double log_clip = log(clip), s
+    cdef double clip_value = _clip(clip)
+    cdef double log_clip = log(clip_value), s
     with nogil:
         for i in range(n):
             # s = np.where(valid, log_pi - log_beta, 0).sum()
@@ -251,88 +314,131 @@ def episode_ratios(log_pi, log_beta, mask, double clip):
             for t in range(i * h, (i + 1) * h):
                 if m[t] != 0.0:
                     s = s + (lp[t] - lb[t])
-            lam[i] = exp(fmin(s, log_clip))
+            # np.exp(np.minimum(s, log_clip)), NaN propagating
+            lam[i] = exp(log_clip if s > log_clip else s)
             unclipped[i] = s < log_clip
+    for i in range(n):
+        if not isfinite(lam[i]):
+            lam[i], unclipped[i] = _exact.episode_ratio_exact(
+                i, log_pi[i], log_beta[i], mask[i], clip_value
+            )
     return lam_out, unclipped_out
 
 
-cdef int _svd_solve(
+cdef int _pow2_exponent(double top, bint even) noexcept nogil:
+    """0, or the exponent k (even if ``even``, |k| <= 1022) with ``top · 2**k`` near 1
+    when ``top`` is outside [2**-SAFE_EXPONENT, 2**SAFE_EXPONENT] (0: nothing to scale)."""
+    cdef int e
+    if not isfinite(top) or top == 0.0:
+        return 0
+    if ldexp(1.0, -SAFE_EXPONENT) <= top <= ldexp(1.0, SAFE_EXPONENT):
+        return 0
+    frexp(top, &e)
+    e = -e
+    e = -1022 if e < -1022 else (1022 if e > 1022 else e)
+    if e % 2 != 0 and even:
+        e -= 1
+    return e
+
+
+cdef int _qr_solve(
     const double* phi,
-    const double* weights,
+    const double* lam,
     const double* y,
     const double* phi_star,
     int n,
     int d,
     double* w,
     double* u,
+    double* cond,
+    double* dfdy,
 ) noexcept nogil:
-    """Least squares through the SVD √Λ Φ = U S Vᵀ; returns 0, or -1 if rank-deficient.
+    """w and u = A⁻¹ φ* from the pivoted QR √Λ Φ P = Q R, without forming A (LAPACK):
+    w = P R⁻¹ Qᵀ √Λ y,  u = P R⁻¹ R⁻ᵀ Pᵀ φ*. Returns 0, or -1 if rank-deficient.
 
-    w = V S⁻¹ Uᵀ √Λ y and u = V S⁻² Vᵀ φ*, i.e. A⁻¹ Φᵀ Λ y and A⁻¹ φ* for A = ΦᵀΛΦ.
+    The rank test is numpy.linalg.matrix_rank's, on the singular values of R (those of
+    √Λ Φ), and ``cond`` is set to s_max / s_min. ``dfdy`` gets λ Φ u = √λ ⊙ Q R⁻ᵀ Pᵀ φ*
+    (N), which never forms u: its error grows as cond(√ΛΦ), not its square.
     ``phi`` is column-major (N×d).
     """
-    cdef int info = 0, lwork = -1
-    cdef int i, j, k, rank_ok = 1
-    cdef char jobu = b'S', jobvt = b'S'
-    cdef double query, acc
-    cdef double* a = <double*>malloc(n * d * sizeof(double))
-    cdef double* s = <double*>malloc(d * sizeof(double))
-    cdef double* uu = <double*>malloc(n * d * sizeof(double))
-    cdef double* vt = <double*>malloc(d * d * sizeof(double))
-    cdef double* tmp = <double*>malloc(d * sizeof(double))
-    cdef double* work = NULL
+    cdef int info = 0, lwork = -1, one = 1, i, j, k, status = 0
+    cdef char side = b'L', trans_t = b'T', trans_n = b'N', upper = b'U', nounit = b'N'
+    cdef char job_none = b'N'
+    cdef double query, dummy = 0.0
     if n < d:
-        info = -1  # fewer equations than unknowns: rank-deficient by construction
-    elif a == NULL or s == NULL or uu == NULL or vt == NULL or tmp == NULL:
-        info = -2
-    else:
-        # a = np.sqrt(weights)[:, None] * phi   (column-major, destroyed by dgesvd)
-        for j in range(d):
-            for i in range(n):
-                a[i + j * n] = sqrt(weights[i]) * phi[i + j * n]
-        dgesvd(&jobu, &jobvt, &n, &d, a, &n, s, uu, &n, vt, &d, &query, &lwork, &info)
-        lwork = <int>query
-        work = <double*>malloc(lwork * sizeof(double))
-        if work == NULL:
-            info = -2
-        else:
-            dgesvd(&jobu, &jobvt, &n, &d, a, &n, s, uu, &n, vt, &d, work, &lwork, &info)
-    if info == 0:
-        # rank test, as numpy.linalg.matrix_rank: s_min > s_max * max(N, d) * eps
-        if s[d - 1] <= s[0] * (n if n > d else d) * DBL_EPSILON:
-            rank_ok = 0
-        else:
-            # tmp = (Uᵀ (√λ y)) / S ;  w = V tmp
-            for k in range(d):
-                acc = 0.0
-                for i in range(n):
-                    acc = acc + uu[i + k * n] * sqrt(weights[i]) * y[i]
-                tmp[k] = acc / s[k]
-            for j in range(d):
-                acc = 0.0
-                for k in range(d):
-                    acc = acc + vt[k + j * d] * tmp[k]
-                w[j] = acc
-            # tmp = (Vᵀ φ*) / S² ;  u = V tmp
-            for k in range(d):
-                acc = 0.0
-                for j in range(d):
-                    acc = acc + vt[k + j * d] * phi_star[j]
-                tmp[k] = acc / (s[k] * s[k])
-            for j in range(d):
-                acc = 0.0
-                for k in range(d):
-                    acc = acc + vt[k + j * d] * tmp[k]
-                u[j] = acc
-    free(a)
-    free(s)
-    free(uu)
-    free(vt)
-    free(tmp)
-    free(work)
-    if info != 0 or not rank_ok:
         return -1
-    return 0
+    cdef double* a = <double*>malloc((n * d + 2 * d + n + d * d + d) * sizeof(double))
+    cdef int* jpvt = <int*>calloc(d, sizeof(int))
+    cdef double* work = NULL
+    if a == NULL or jpvt == NULL:
+        free(a)
+        free(jpvt)
+        return -1
+    cdef double* tau = a + n * d
+    cdef double* sv = tau + d
+    cdef double* qty = sv + d            # n
+    cdef double* r = qty + n             # d×d copy of R (destroyed by dgesvd)
+    cdef double* z = r + d * d           # d
+    # a = np.sqrt(lam)[:, None] * phi   (column-major)
+    for j in range(d):
+        for i in range(n):
+            a[i + j * n] = sqrt(lam[i]) * phi[i + j * n]
+    for i in range(n):
+        qty[i] = sqrt(lam[i]) * y[i]
+    for i in range(n * d):
+        if not isfinite(a[i]):
+            free(a)
+            free(jpvt)
+            return -1
+    # workspace: the largest of the three LAPACK queries
+    dgeqp3(&n, &d, a, &n, jpvt, tau, &query, &lwork, &info)
+    lwork = <int>query
+    k = -1
+    dormqr(&side, &trans_t, &n, &one, &d, a, &n, tau, qty, &n, &query, &k, &info)
+    lwork = <int>query if <int>query > lwork else lwork
+    k = -1
+    dgesvd(&job_none, &job_none, &d, &d, r, &d, sv, &dummy, &one, &dummy, &one, &query, &k,
+           &info)
+    lwork = <int>query if <int>query > lwork else lwork
+    lwork = lwork if lwork > 5 * d else 5 * d
+    work = <double*>malloc(lwork * sizeof(double))
+    if work == NULL:
+        status = -1
+    else:
+        # √Λ Φ P = Q R
+        dgeqp3(&n, &d, a, &n, jpvt, tau, work, &lwork, &info)
+        # sv = singular values of R
+        for j in range(d):
+            for i in range(d):
+                r[i + j * d] = a[i + j * n] if i <= j else 0.0
+        if info == 0:
+            dgesvd(&job_none, &job_none, &d, &d, r, &d, sv, &dummy, &one, &dummy, &one, work,
+                   &lwork, &info)
+        if info != 0 or not sv[d - 1] > sv[0] * (n if n > d else d) * DBL_EPSILON:
+            status = -1
+        else:
+            cond[0] = sv[0] / sv[d - 1]
+            # qty = Qᵀ √Λ y ;  x = R⁻¹ qty[:d]
+            dormqr(&side, &trans_t, &n, &one, &d, a, &n, tau, qty, &n, work, &lwork, &info)
+            dtrtrs(&upper, &trans_n, &nounit, &d, &one, a, &n, qty, &n, &info)
+            # z = R⁻ᵀ Pᵀ φ* ;  dfdy = √λ ⊙ (Q [z; 0]) ;  v = R⁻¹ z
+            for k in range(d):
+                z[k] = phi_star[jpvt[k] - 1]
+            dtrtrs(&upper, &trans_t, &nounit, &d, &one, a, &n, z, &d, &info)
+            for i in range(n):
+                dfdy[i] = z[i] if i < d else 0.0
+            dormqr(&side, &trans_n, &n, &one, &d, a, &n, tau, dfdy, &n, work, &lwork, &info)
+            for i in range(n):
+                dfdy[i] = sqrt(lam[i]) * dfdy[i]
+            dtrtrs(&upper, &trans_n, &nounit, &d, &one, a, &n, z, &d, &info)
+            # w = P x ;  u = P v
+            for k in range(d):
+                w[jpvt[k] - 1] = qty[k]
+                u[jpvt[k] - 1] = z[k]
+    free(a)
+    free(jpvt)
+    free(work)
+    return status
 
 
 def wls_forecast(phi, weights, y, phi_star):
@@ -346,11 +452,17 @@ def wls_forecast(phi, weights, y, phi_star):
         dfdweights[i]    = (φ_i · u) * (y[i] - φ_i · w)
 
     Unit weights give ordinary least squares, and ``dfdy`` is then the ζ of the
-    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not positive
-    definite, or too ill-conditioned for the normal equations (a pivot ratio
-    ``min L_jj² / max A_jj`` below 1e-8), the system is solved by an SVD of ``√Λ Φ``
-    instead. A rank-deficient system (``√Λ Φ`` of numerical rank < d) is not an
-    error here: every output is NaN and ``status`` says so.
+    paper (Fig. 4). ``A`` is scaled to unit diagonal and factorised by Cholesky while
+    LAPACK's estimate of its condition number (``dpocon``) is at most 1e4; otherwise
+    (ill-conditioned, or not positive definite) the system is solved by a pivoted QR of
+    ``√Λ Φ``, which does not square the condition number (the outputs are then accurate
+    to about ``cond(√ΛΦ) · 1e-16``). Weights and targets of extreme magnitude are first
+    rescaled by powers of 2 (exactly: WLS does not change when all weights are scaled,
+    and is linear in ``y``), so that no intermediate overflows. A rank-deficient system
+    (singular values of ``√Λ Φ`` with ``s_min <= s_max · max(N, d) · eps``), or one too
+    ill-conditioned for the forecast to keep 4 digits (``cond(√ΛΦ) · eps · Σ|dfdy|``
+    above 1e-4), is not an error here: every output is NaN and ``status`` says so. Where the true
+    ``dfdweights`` is beyond float64 (weights near 1e-308) it is ±inf.
 
     Parameters
     ----------
@@ -371,7 +483,7 @@ def wls_forecast(phi, weights, y, phi_star):
     dfdy : ndarray of float64, shape (N,)
     dfdweights : ndarray of float64, shape (N,)
     status : int
-        ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1) or ``WLS_RANK_DEFICIENT`` (2).
+        ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1, pivoted QR) or ``WLS_RANK_DEFICIENT`` (2).
     """
     cdef const double* X = _input(phi, "phi", 2, fortran=True)
     cdef const double* lam = _input(weights, "weights", 1)
@@ -381,46 +493,117 @@ def wls_forecast(phi, weights, y, phi_star):
     _same_shape(weights, "weights", (n,))
     _same_shape(y, "y", (n,))
     _same_shape(phi_star, "phi_star", (d,))
-    cdef int j, status = CHOLESKY
+    cdef int i, j, k, status = CHOLESKY
     cdef char lower = b'L'
-    cdef double f = 0.0, tol = 0.0
+    cdef double f = 0.0, anorm = 0.0, col, rcond = 0.0, cond = 1.0, sum_dfdy = 0.0
+    cdef double top_lam = 0.0, top_y = 0.0
+    cdef int e_lam, e_y
     cdef cnp.ndarray w_out = _empty(d), dfdy_out = _empty(n), dfdw_out = _empty(n)
     cdef double* w = _data(w_out)
     cdef double* dfdy = _data(dfdy_out)
     cdef double* dfdw = _data(dfdw_out)
     if n == 0 or d == 0:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
-    cdef double* A = <double*>malloc((d * d + 2 * d + PYPROG_BLOCK) * sizeof(double))
-    cdef double* rhs = A + d * d        # d×2, column-major: [b, φ*], then [w, u]
-    cdef double* scratch = rhs + 2 * d  # PYPROG_BLOCK
-    if A == NULL:
+    # A (d×d), rhs (d×2: [b, φ*], then [w, u]), scale (d), dpocon's work (3d), scratch
+    cdef double* A = <double*>malloc((d * d + 6 * d + PYPROG_BLOCK + n) * sizeof(double))
+    cdef int* iwork = <int*>malloc(d * sizeof(int))
+    cdef double* scaled = NULL
+    if A == NULL or iwork == NULL:
+        free(A)
+        free(iwork)
         raise MemoryError()
+    cdef double* rhs = A + d * d
+    cdef double* scale = rhs + 2 * d
+    cdef double* work = scale + d
+    cdef double* scratch = work + 3 * d
+    cdef double* dfdy_qr = scratch + PYPROG_BLOCK  # n: λ Φ u from the QR path
+    cdef bint in_range = True
+    e_lam = 0
+    e_y = 0
     with nogil:
         # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
         pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
+        # magnitudes far from 1 (or an overflow) in A or b: rescale λ and y exactly
         for j in range(d):
-            rhs[d + j] = ps[j]
-            tol = A[j + j * d] if A[j + j * d] > tol else tol
-        tol = tol * PIVOT_RATIO_MIN
-        # [w, u] = cho_solve(cho_factor(A), [b, φ*])   (LAPACK)
-        dpotrf(&lower, &d, A, &d, &info)
+            if not (ldexp(1.0, -SAFE_EXPONENT) <= A[j + j * d] <= ldexp(1.0, SAFE_EXPONENT)
+                    and fabs(rhs[j]) <= ldexp(1.0, SAFE_EXPONENT)):
+                in_range = False
+        if not in_range:
+            # λ → λ·4**k (√λ exact too), y → y·2**m, with
+            # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored)
+            for i in range(n):
+                top_lam = lam[i] if lam[i] > top_lam else top_lam
+                top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
+            e_lam = _pow2_exponent(top_lam, True)
+            e_y = _pow2_exponent(top_y, False)
+            if e_lam != 0 or e_y != 0:
+                scaled = <double*>malloc(2 * n * sizeof(double))
+                if scaled != NULL:
+                    for i in range(n):
+                        scaled[i] = ldexp(lam[i], e_lam)
+                        scaled[n + i] = ldexp(Y[i], e_y)
+                    lam = scaled
+                    Y = scaled + n
+                    pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
+    if (e_lam != 0 or e_y != 0) and scaled == NULL:
+        free(A)
+        free(iwork)
+        raise MemoryError()
+    with nogil:
+        # As = D A D, D = diag(A)^(-1/2), and its 1-norm:  A⁻¹ = D As⁻¹ D
         for j in range(d):
-            if info == 0 and A[j + j * d] * A[j + j * d] <= tol:
-                info = j + 1
+            if not A[j + j * d] > 0.0:
+                info = -1
+            scale[j] = 1.0 / sqrt(A[j + j * d])
+        if info == 0:
+            for k in range(d):
+                col = 0.0
+                for j in range(d):
+                    A[j + k * d] = A[j + k * d] * scale[j] * scale[k]
+                    col = col + fabs(A[j + k * d])
+                anorm = col if col > anorm else anorm
+                rhs[k] = rhs[k] * scale[k]
+                rhs[d + k] = ps[k] * scale[k]
+            # [w, u] = D cho_solve(cho_factor(As), D [b, φ*]) if cond(As) <= 1e4   (LAPACK)
+            dpotrf(&lower, &d, A, &d, &info)
+        if info == 0:
+            dpocon(&lower, &d, A, &d, &anorm, &rcond, work, iwork, &info)
+            if not rcond >= RCOND_CHOLESKY_MIN:
+                info = -1
         if info == 0:
             dpotrs(&lower, &d, &two, A, &d, rhs, &d, &info)
+            for k in range(d):
+                rhs[k] = rhs[k] * scale[k]
+                rhs[d + k] = rhs[d + k] * scale[k]
         if info != 0:
             status = LSTSQ
-            if _svd_solve(X, lam, Y, ps, n, d, rhs, rhs + d) != 0:
+            if _qr_solve(X, lam, Y, ps, n, d, rhs, rhs + d, &cond, dfdy_qr) != 0:
                 status = RANK_DEFICIENT
         if status != RANK_DEFICIENT:
-            # f = φ* · w
-            for j in range(d):
-                w[j] = rhs[j]
-                f += ps[j] * rhs[j]
             # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
             pyprog_wls_outputs(X, lam, Y, n, d, rhs, rhs + d, dfdy, dfdw)
+        if status == LSTSQ:
+            for i in range(n):
+                dfdy[i] = dfdy_qr[i]
+        if status == LSTSQ:
+            # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
+            for i in range(n):
+                sum_dfdy = sum_dfdy + fabs(dfdy[i])
+            if cond * DBL_EPSILON * (sum_dfdy if sum_dfdy > 1.0 else 1.0) > FORECAST_ERROR_MAX:
+                status = RANK_DEFICIENT
+        if status != RANK_DEFICIENT:
+            # undo the rescaling: w · 2**-e_y, dfdweights · 2**(e_lam - e_y)
+            for j in range(d):
+                w[j] = ldexp(rhs[j], -e_y)
+            # f = φ* · w
+            for j in range(d):
+                f += ps[j] * w[j]
+            if e_lam != 0 or e_y != 0:
+                for i in range(n):
+                    dfdw[i] = ldexp(dfdw[i], e_lam - e_y)
     free(A)
+    free(iwork)
+    free(scaled)
     if status == RANK_DEFICIENT:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
     return f, w_out, dfdy_out, dfdw_out, status
@@ -442,6 +625,31 @@ cdef const cnp.int64_t* _actions(object a, Py_ssize_t m) except NULL:
 
 
 cdef cnp.int64_t _ZERO = 0
+
+
+cdef int _action_range(object actions, const cnp.int64_t* act, Py_ssize_t m,
+                       Py_ssize_t a) except -1:
+    """Every action in [0, a): an action outside would index out of bounds."""
+    cdef Py_ssize_t i, bad = -1
+    with nogil:
+        for i in range(m):
+            if act[i] < 0 or act[i] >= a:
+                bad = i
+                break
+    if bad >= 0:
+        raise ValueError(
+            f"actions must be in [0, {a}) (one per row of W); got {act[bad]} at row {bad}"
+        )
+    return 0
+
+
+cdef int _out_tuple(object out) except -1:
+    if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 5):
+        raise ValueError(
+            "out must be None or a tuple of 5 ndarrays (hidden, log_probs, probs, log_prob, "
+            "entropy)"
+        )
+    return 0
 
 
 cdef cnp.ndarray _output(object out, Py_ssize_t k, str name, Py_ssize_t n, Py_ssize_t h=-1):
@@ -477,7 +685,7 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     ----------
     obs : ndarray of float64, shape (M, D)
     actions : ndarray of int64, shape (M,)
-        In [0, A); not checked.
+        In [0, A) (checked: ValueError otherwise).
     W1 : ndarray of float64, shape (Hd, D)
         Hidden layer weights; Hd = 0 for a softmax-linear policy.
     b1 : ndarray of float64, shape (Hd,)
@@ -511,6 +719,8 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     _same_shape(b, "b", (a,))
     if a < 1:
         raise ValueError("W must have at least one row (action)")
+    _action_range(actions, act, m, a)
+    _out_tuple(out)
     hidden_out = _output(out, 0, "hidden", m, hd) if hd > 0 else obs
     cdef cnp.ndarray log_probs_out = _output(out, 1, "log_probs", m, a)
     cdef cnp.ndarray probs_out = _output(out, 2, "probs", m, a)
@@ -567,10 +777,15 @@ def softmax_backward(
     cdef const double* s = _input(obs, "obs", 2)
     cdef Py_ssize_t m = obs.shape[0], d = obs.shape[1]
     cdef const cnp.int64_t* act = _actions(actions, m)
+    _input(W1, "W1", 2)
     cdef Py_ssize_t hd = W1.shape[0]
+    _same_shape(W1, "W1", (hd, d))
     cdef const double* w = _input(W, "W", 2)
     cdef Py_ssize_t a = W.shape[0], f = hd if hd > 0 else d, j, k
     _same_shape(W, "W", (a, f))
+    if a < 1:
+        raise ValueError("W must have at least one row (action)")
+    _action_range(actions, act, m, a)
     cdef const double* h = _input(hidden, "hidden", 2)
     _same_shape(hidden, "hidden", (m, f))
     cdef const double* lp = _input(log_probs, "log_probs", 2)

@@ -131,7 +131,7 @@ static void pyprog_rho_terms(const double *restrict c, const double *restrict di
                              const double *restrict rewards, const double *restrict mask,
                              double log_clip, ptrdiff_t h, double *restrict out) {
     for (ptrdiff_t t = 0; t < h; t++) {
-        double x = c[t] < log_clip ? c[t] : log_clip;
+        double x = c[t] > log_clip ? log_clip : c[t]; /* NaN stays NaN (np.minimum) */
         double term = pyprog_exp(x) * discount[t] * rewards[t];
         out[t] = mask[t] != 0.0 ? term : 0.0;
     }

@@ -9,20 +9,129 @@ Kernels trust their inputs (float64, C-contiguous except ``wls_forecast``'s Fort
 functions in :mod:`pyprog.estimators` validate at the boundary.
 """
 
+import math
+import numbers
+
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
-# The normal equations square the condition number: past this ratio of Cholesky pivots
-# (min L_jj² / max A_jj, about 1 / cond(A)) they lose more than ~8 digits, and the
-# SVD of √Λ Φ is used instead.
-PIVOT_RATIO_MIN = 1e-8
+from pyprog._ext._exact import episode_ratio_exact, pdis_row_exact
+
+# The normal equations lose about cond(A)·eps digits (A = ΦᵀΛΦ, scaled to unit diagonal):
+# while LAPACK's estimate of 1/cond(A) (dpocon) is at least this, Cholesky of A is accurate
+# to ~1e-12; below it, A is not formed again: the pivoted QR of √Λ Φ loses cond(√ΛΦ)·eps =
+# √cond(A)·eps only.
+RCOND_CHOLESKY_MIN = 1e-4
+# Weights and targets are rescaled by powers of 2 (exactly) outside [2**-SAFE, 2**SAFE]:
+# WLS does not change when every weight is scaled, and is linear in y.
+SAFE_EXPONENT = 256
+# A forecast whose error bound cond(√ΛΦ) · eps · Σ|∂f/∂y_i| (relative to max|y|) exceeds
+# this is refused (reported as rank-deficient): its digits would be noise.
+FORECAST_ERROR_MAX = 1e-4
 
 #: ``wls_forecast`` status: solved by Cholesky of ΦᵀΛΦ.
 WLS_CHOLESKY = 0
-#: ``wls_forecast`` status: ΦᵀΛΦ ill-conditioned, solved by SVD of √Λ Φ (full rank).
+#: ``wls_forecast`` status: ΦᵀΛΦ ill-conditioned, solved by pivoted QR of √Λ Φ (full rank).
 WLS_LSTSQ = 1
 #: ``wls_forecast`` status: rank-deficient weighted system; every output is NaN.
 WLS_RANK_DEFICIENT = 2
+
+
+def _input(a, name, ndim, fortran=False):
+    """``a`` itself if it is a float64 ndarray of ``ndim`` dimensions in the kernels'
+    layout (C-contiguous, or Fortran for ``fortran``), aligned, native byte order."""
+    layout = "Fortran" if fortran else "C"
+    ok = (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.float64
+        and a.dtype.isnative
+        and a.ndim == ndim
+        and a.flags.aligned
+        and (a.flags.f_contiguous if fortran else a.flags.c_contiguous)
+    )
+    if not ok:
+        raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous float64 ndarray")
+    return a
+
+
+def _same_shape(a, name, shape):
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {a.shape}")
+
+
+def _real(value, name):
+    """``value`` as a float (a real number; ints beyond float64 are ±inf)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _clip(value):
+    clip = _real(value, "clip")
+    if not clip > 0:
+        raise ValueError(f"clip must be > 0 (inf for no clipping); got {value!r}")
+    return clip
+
+
+def _gamma(value):
+    gamma = _real(value, "gamma")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {value!r}")
+    return gamma
+
+
+def _actions(a, m, n_actions):
+    """``a`` itself if it is an int64 ndarray of shape (m,) with values in [0, n_actions)."""
+    ok = (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.int64
+        and a.dtype.isnative
+        and a.ndim == 1
+        and a.flags.aligned
+        and a.flags.c_contiguous
+        and a.shape[0] == m
+    )
+    if not ok:
+        raise ValueError(f"actions must be a C-contiguous int64 ndarray of shape ({m},)")
+    bad = np.flatnonzero((a < 0) | (a >= n_actions))
+    if bad.size:
+        raise ValueError(
+            f"actions must be in [0, {n_actions}) (one per row of W); got {a[bad[0]]} at "
+            f"row {bad[0]}"
+        )
+    return a
+
+
+def _output(out, k, name, shape):
+    """Check out[k] (when an output tuple is given): float64, C-contiguous, writeable."""
+    if out is None:
+        return
+    arr = out[k]
+    label = f"out[{k}] ({name})"
+    _input(arr, label, len(shape))
+    _same_shape(arr, label, shape)
+    if not arr.flags.writeable:
+        raise ValueError(f"{label} must be writeable")
+
+
+def _out_tuple(out):
+    if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 5):
+        raise ValueError(
+            "out must be None or a tuple of 5 ndarrays (hidden, log_probs, probs, log_prob, "
+            "entropy)"
+        )
+
+
+def _episode_inputs(names, arrays):
+    """The (N, H) episode arrays, checked: float64, C-contiguous, one shape."""
+    for name, a in zip(names, arrays, strict=True):
+        _input(a, name, 2)
+    for name, a in zip(names[1:], arrays[1:], strict=True):
+        _same_shape(a, name, arrays[0].shape)
 
 
 def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
@@ -38,6 +147,12 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     ``J == g[:, 0]``. ``g`` is the PDIS coefficient of ``grad log pi(a_t | s_t)`` in the
     PDIS policy gradient (paper, Property 1) and ``J`` the PDIS estimate of each
     episode's performance.
+
+    A row whose float64 evaluation overflows (a cumulative ratio past ~1e308, or
+    ``inf − inf`` in a sum) is recomputed exactly, term by term; where the true value
+    itself is beyond float64 a ``ValueError`` names the episode and the step (pass a
+    finite ``clip``). Invalid arguments (dtype, layout, shapes, ``gamma`` outside
+    [0, 1], ``clip <= 0``) raise ``ValueError``.
 
     Parameters
     ----------
@@ -57,8 +172,10 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     g : ndarray of float64, shape (N, H)
     J : ndarray of float64, shape (N,)
     """
+    _episode_inputs(("log_pi", "log_beta", "rewards", "mask"), (log_pi, log_beta, rewards, mask))
+    gamma, clip = _gamma(gamma), _clip(clip)
     valid = mask != 0
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         # c[i, t] = sum_{m <= t, valid} (log_pi - log_beta)[i, m]
         c = np.cumsum(np.where(valid, log_pi - log_beta, 0.0), axis=1)
         # rho = min(clip, exp(c)), evaluated in log space so that it cannot overflow
@@ -66,9 +183,13 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
         discount = np.power(gamma, np.arange(log_pi.shape[1], dtype=np.float64))
         terms = np.where(valid, rho * discount * rewards, 0.0)
     # reversed cumulative sum: g[:, t] = sum_{l >= t} terms[:, l]
-    g = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = np.cumsum(terms[:, ::-1], axis=1)[:, ::-1]
     J = g[:, 0].copy() if g.shape[1] else np.zeros(g.shape[0])
     g = np.where(valid, g, 0.0)
+    # a non-finite J is an overflow (or inf − inf) somewhere in its row: recompute it
+    for i in np.flatnonzero(~np.isfinite(J)):
+        g[i], J[i] = pdis_row_exact(i, log_pi[i], log_beta[i], rewards[i], mask[i], gamma, clip)
     return g, J
 
 
@@ -78,6 +199,9 @@ def episode_ratios(log_pi, log_beta, mask, clip):
     ``lam[i] = min(clip, exp(sum_{t valid} (log_pi - log_beta)[i, t]))`` and
     ``unclipped[i] = exp(...) < clip``: the rows where the ratio still depends on the
     policy (the gradient of a clipped ratio is 0).
+
+    Where the true ratio is beyond float64 (``clip`` inf and a log-ratio sum past
+    ~709.78) a ``ValueError`` names the episode and the step.
 
     Parameters
     ----------
@@ -90,12 +214,24 @@ def episode_ratios(log_pi, log_beta, mask, clip):
     lam : ndarray of float64, shape (N,)
     unclipped : ndarray of bool, shape (N,)
     """
-    with np.errstate(invalid="ignore"):
-        s = np.where(mask != 0, log_pi - log_beta, 0.0).sum(axis=1)
-    log_clip = np.log(clip)
-    with np.errstate(over="ignore"):
+    _episode_inputs(("log_pi", "log_beta", "mask"), (log_pi, log_beta, mask))
+    clip = _clip(clip)
+    n, h = log_pi.shape
+    with np.errstate(invalid="ignore", over="ignore"):
+        # sequential sums, in the compiled kernel's order
+        s = (
+            np.cumsum(np.where(mask != 0, log_pi - log_beta, 0.0), axis=1)[:, -1]
+            if h
+            else np.zeros(n)
+        )
+    with np.errstate(divide="ignore"):
+        log_clip = np.log(clip)
+    with np.errstate(over="ignore", invalid="ignore"):
         lam = np.exp(np.minimum(s, log_clip))
-    return lam, s < log_clip
+    unclipped = s < log_clip
+    for i in np.flatnonzero(~np.isfinite(lam)):
+        lam[i], unclipped[i] = episode_ratio_exact(i, log_pi[i], log_beta[i], mask[i], clip)
+    return lam, unclipped
 
 
 def wls_forecast(phi, weights, y, phi_star):
@@ -109,11 +245,17 @@ def wls_forecast(phi, weights, y, phi_star):
         dfdweights[i]    = (φ_i · u) * (y[i] - φ_i · w)
 
     Unit weights give ordinary least squares, and ``dfdy`` is then the ζ of the
-    paper (Fig. 4). ``A`` is factorised by Cholesky; when it is not positive
-    definite, or too ill-conditioned for the normal equations (a pivot ratio
-    ``min L_jj² / max A_jj`` below 1e-8), the system is solved by an SVD of ``√Λ Φ``
-    instead. A rank-deficient system (``√Λ Φ`` of numerical rank < d) is not an
-    error here: every output is NaN and ``status`` says so.
+    paper (Fig. 4). ``A`` is scaled to unit diagonal and factorised by Cholesky while
+    LAPACK's estimate of its condition number (``dpocon``) is at most 1e4; otherwise
+    (ill-conditioned, or not positive definite) the system is solved by a pivoted QR of
+    ``√Λ Φ``, which does not square the condition number (the outputs are then accurate
+    to about ``cond(√ΛΦ) · 1e-16``). Weights and targets of extreme magnitude are first
+    rescaled by powers of 2 (exactly: WLS does not change when all weights are scaled,
+    and is linear in ``y``), so that no intermediate overflows. A rank-deficient system
+    (singular values of ``√Λ Φ`` with ``s_min <= s_max · max(N, d) · eps``), or one too
+    ill-conditioned for the forecast to keep 4 digits (``cond(√ΛΦ) · eps · Σ|dfdy|``
+    above 1e-4), is not an error here: every output is NaN and ``status`` says so. Where the true
+    ``dfdweights`` is beyond float64 (weights near 1e-308) it is ±inf.
 
     Parameters
     ----------
@@ -134,33 +276,130 @@ def wls_forecast(phi, weights, y, phi_star):
     dfdy : ndarray of float64, shape (N,)
     dfdweights : ndarray of float64, shape (N,)
     status : int
-        ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1) or ``WLS_RANK_DEFICIENT`` (2).
+        ``WLS_CHOLESKY`` (0), ``WLS_LSTSQ`` (1, pivoted QR) or ``WLS_RANK_DEFICIENT`` (2).
     """
+    phi = _input(phi, "phi", 2, fortran=True)
+    weights, y, phi_star = (
+        _input(a, k, 1) for a, k in ((weights, "weights"), (y, "y"), (phi_star, "phi_star"))
+    )
     n, d = phi.shape
+    _same_shape(weights, "weights", (n,))
+    _same_shape(y, "y", (n,))
+    _same_shape(phi_star, "phi_star", (d,))
+    if n == 0 or d == 0:
+        return _rank_deficient(n, d)
+    lam, ys, e_lam, e_y = weights, y, 0, 0
     # A = Φᵀ Λ Φ,  b = Φᵀ Λ y
-    weighted = phi * weights[:, None]
-    A = phi.T @ weighted
-    b = weighted.T @ y
-    try:
-        factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-        if np.any(np.diag(factor[0]) ** 2 <= np.max(np.diag(A)) * PIVOT_RATIO_MIN):
-            raise scipy.linalg.LinAlgError("too ill-conditioned for the normal equations")
-        solved = scipy.linalg.cho_solve(factor, np.stack([b, phi_star], axis=1), check_finite=False)
-        w, u = solved[:, 0], solved[:, 1]
-        status = WLS_CHOLESKY
-    except scipy.linalg.LinAlgError:
-        # min ‖√Λ (Φ w − y)‖ through the SVD √Λ Φ = U S Vᵀ; then A⁻¹ = V S⁻² Vᵀ
-        root = np.sqrt(weights)
-        U, S, Vt = scipy.linalg.svd(root[:, None] * phi, full_matrices=False, lapack_driver="gesvd")
-        if n < d or S[-1] <= S[0] * max(n, d) * np.finfo(np.float64).eps:
-            nan = np.full(n, np.nan)
-            return np.nan, np.full(d, np.nan), nan, nan.copy(), WLS_RANK_DEFICIENT
-        w = Vt.T @ ((U.T @ (root * y)) / S)
-        u = Vt.T @ ((Vt @ phi_star) / S**2)
-        status = WLS_LSTSQ
-    f = float(phi_star @ w)
+    A, b = _gram(phi, lam, ys)
+    bound = 2.0**SAFE_EXPONENT
+    with np.errstate(invalid="ignore"):
+        diag = np.diag(A)
+        in_range = np.all((1.0 / bound <= diag) & (diag <= bound) & (np.abs(b) <= bound))
+    if not in_range:
+        # magnitudes far from 1 (or an overflow): λ → λ·4**k (√λ exact too), y → y·2**m
+        e_lam = _power_of_two_exponent(max(0.0, np.fmax.reduce(weights)), even=True)
+        e_y = _power_of_two_exponent(max(0.0, np.fmax.reduce(np.abs(y))), even=False)
+        if e_lam or e_y:
+            lam, ys = np.ldexp(weights, e_lam), np.ldexp(y, e_y)
+            A, b = _gram(phi, lam, ys)
+    w, u, status = _cholesky_solve(A, b, phi_star)
+    cond = 1.0
+    if status != WLS_CHOLESKY:
+        w, u, status, cond, dfdy_qr = _qr_solve(phi, lam, ys, phi_star)
+        if status == WLS_RANK_DEFICIENT:
+            return _rank_deficient(n, d)
     pu = phi @ u  # pu[i] = φ_i · u
-    return f, w, weights * pu, pu * (y - phi @ w), status
+    dfdy = lam * pu if status == WLS_CHOLESKY else dfdy_qr
+    # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
+    if cond * np.finfo(np.float64).eps * max(1.0, np.abs(dfdy).sum()) > FORECAST_ERROR_MAX:
+        return _rank_deficient(n, d)
+    with np.errstate(over="ignore"):  # ±inf where the true value is beyond float64
+        dfdw = pu * (ys - phi @ w)
+    with np.errstate(over="ignore", invalid="ignore"):  # a true w beyond float64: ±inf
+        if e_y:
+            w = np.ldexp(w, -e_y)
+        f = float(phi_star @ w)
+    if e_lam or e_y:
+        with np.errstate(over="ignore"):
+            dfdw = np.ldexp(dfdw, e_lam - e_y)
+    return f, w, dfdy, dfdw, status
+
+
+def _rank_deficient(n, d):
+    nan = np.full(n, np.nan)
+    return np.nan, np.full(d, np.nan), nan, nan.copy(), WLS_RANK_DEFICIENT
+
+
+def _power_of_two_exponent(top, even):
+    """0, or the exponent k (even if ``even``, |k| <= 1022) with ``top · 2**k`` near 1
+    when ``top`` is outside [2**-SAFE_EXPONENT, 2**SAFE_EXPONENT] (0: nothing to scale)."""
+    if not math.isfinite(top) or top == 0.0:
+        return 0
+    if 2.0**-SAFE_EXPONENT <= top <= 2.0**SAFE_EXPONENT:
+        return 0
+    exponent = min(max(-math.frexp(top)[1], -1022), 1022)
+    if exponent % 2 != 0 and even:
+        exponent -= 1
+    return exponent
+
+
+def _gram(phi, lam, y):
+    """A = Φᵀ Λ Φ and b = Φᵀ Λ y (overflow to ±inf is detected by the caller)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        weighted = phi * lam[:, None]
+        return phi.T @ weighted, weighted.T @ y
+
+
+def _cholesky_solve(A, b, phi_star):
+    """[w, u] = A⁻¹ [b, φ*] by Cholesky of A = ΦᵀΛΦ scaled to unit diagonal, if its
+    estimated condition number is at most 1 / RCOND_CHOLESKY_MIN."""
+    diag = np.diag(A)
+    if not np.all(diag > 0.0):
+        return None, None, WLS_LSTSQ
+    # As = D A D, D = diag(A)^(-1/2):  A⁻¹ = D As⁻¹ D
+    scale = 1.0 / np.sqrt(diag)
+    As = A * scale[:, None] * scale[None, :]
+    factor, info = scipy.linalg.lapack.dpotrf(As, lower=1, clean=1)
+    if info != 0:
+        return None, None, WLS_LSTSQ
+    rcond, info = scipy.linalg.lapack.dpocon(factor, np.abs(As).sum(axis=0).max(), uplo="L")
+    if info != 0 or not rcond >= RCOND_CHOLESKY_MIN:
+        return None, None, WLS_LSTSQ
+    rhs = np.stack([b, phi_star], axis=1) * scale[:, None]
+    solved, info = scipy.linalg.lapack.dpotrs(factor, rhs, lower=1)
+    solved *= scale[:, None]
+    return solved[:, 0], solved[:, 1], WLS_CHOLESKY
+
+
+def _qr_solve(phi, lam, y, phi_star):
+    """w and u = A⁻¹ φ* from the pivoted QR √Λ Φ P = Q R, without forming A:
+    w = P R⁻¹ Qᵀ √Λ y,  u = P R⁻¹ R⁻ᵀ Pᵀ φ*; also the condition number s_max / s_min
+    and dfdy = λ Φ u = √λ ⊙ Q R⁻ᵀ Pᵀ φ*."""
+    n, d = phi.shape
+    if n < d:
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
+    root = np.sqrt(lam)
+    scaled = np.asfortranarray(root[:, None] * phi)
+    if not np.isfinite(scaled).all():
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
+    qr, jpvt, tau, _, info = scipy.linalg.lapack.dgeqp3(scaled)
+    R = np.triu(qr[:d, :d])
+    # rank test on the singular values of R (those of √Λ Φ), as numpy.linalg.matrix_rank
+    s = scipy.linalg.svd(R, compute_uv=False, check_finite=False, lapack_driver="gesvd")
+    if info != 0 or not s[-1] > s[0] * max(n, d) * np.finfo(np.float64).eps:
+        return None, None, WLS_RANK_DEFICIENT, np.inf, None
+    perm = jpvt - 1
+    qty, _, info = scipy.linalg.lapack.dormqr("L", "T", qr, tau, (root * y)[:, None], max(1, n))
+    x, _ = scipy.linalg.lapack.dtrtrs(R, qty[:d, 0])
+    z, _ = scipy.linalg.lapack.dtrtrs(R, phi_star[perm], trans=1)
+    # dfdy = λ Φ u = √λ ⊙ (Q [z; 0]): u is never formed, so the error grows as cond(√ΛΦ)
+    qz, _, info = scipy.linalg.lapack.dormqr(
+        "L", "N", qr, tau, np.concatenate([z, np.zeros(n - d)])[:, None], max(1, n)
+    )
+    v, _ = scipy.linalg.lapack.dtrtrs(R, z)
+    w, u = np.empty(d), np.empty(d)
+    w[perm], u[perm] = x, v
+    return w, u, WLS_LSTSQ, s[0] / s[-1], root * qz[:, 0]
 
 
 def _into(out, k, value):
@@ -187,7 +426,7 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     ----------
     obs : ndarray of float64, shape (M, D)
     actions : ndarray of int64, shape (M,)
-        In [0, A); not checked.
+        In [0, A) (checked: ValueError otherwise).
     W1 : ndarray of float64, shape (Hd, D)
         Hidden layer weights; Hd = 0 for a softmax-linear policy.
     b1 : ndarray of float64, shape (Hd,)
@@ -206,6 +445,30 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     log_prob : ndarray of float64, shape (M,)
     entropy : ndarray of float64, shape (M,)
     """
+    _input(obs, "obs", 2)
+    m, d = obs.shape
+    _input(W1, "W1", 2)
+    _input(b1, "b1", 1)
+    _input(W, "W", 2)
+    _input(b, "b", 1)
+    hd, a = W1.shape[0], W.shape[0]
+    _same_shape(W1, "W1", (hd, d))
+    _same_shape(b1, "b1", (hd,))
+    _same_shape(W, "W", (a, hd if hd > 0 else d))
+    _same_shape(b, "b", (a,))
+    if a < 1:
+        raise ValueError("W must have at least one row (action)")
+    _actions(actions, m, a)
+    _out_tuple(out)
+    if hd > 0:
+        _output(out, 0, "hidden", (m, hd))
+    for k, name, shape in (
+        (1, "log_probs", (m, a)),
+        (2, "probs", (m, a)),
+        (3, "log_prob", (m,)),
+        (4, "entropy", (m,)),
+    ):
+        _output(out, k, name, shape)
     hidden = np.tanh(obs @ W1.T + b1) if W1.shape[0] else obs
     logits = hidden @ W.T + b
     top = logits.max(axis=1, keepdims=True)
@@ -253,6 +516,27 @@ def softmax_backward(
     grad : ndarray of float64, shape (P,)
         ``[∂W1.ravel(), ∂b1, ∂W.ravel(), ∂b]``, P = Hd (D + 1) + A (F + 1).
     """
+    _input(obs, "obs", 2)
+    m, d = obs.shape
+    _input(W1, "W1", 2)
+    _input(W, "W", 2)
+    hd, a = W1.shape[0], W.shape[0]
+    f = hd if hd > 0 else d
+    _same_shape(W1, "W1", (hd, d))
+    _same_shape(W, "W", (a, f))
+    if a < 1:
+        raise ValueError("W must have at least one row (action)")
+    _actions(actions, m, a)
+    for arr, name, shape in (
+        (hidden, "hidden", (m, f)),
+        (log_probs, "log_probs", (m, a)),
+        (probs, "probs", (m, a)),
+        (entropy, "entropy", (m,)),
+        (coef_log_prob, "coef_log_prob", (m,)),
+        (coef_entropy, "coef_entropy", (m,)),
+    ):
+        _input(arr, name, len(shape))
+        _same_shape(arr, name, shape)
     # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
     dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))
     dz[np.arange(len(actions)), actions] += coef_log_prob

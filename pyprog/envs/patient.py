@@ -743,9 +743,15 @@ def pack_patient(patient: PatientLike) -> np.ndarray:
                 f"patient parameters are missing {missing}; pass a simglucose patient name or a "
                 "row of vpatient_params.csv (pyprog.envs.simglucose_data.patient_params)"
             )
-        packed = np.array([float(patient[name]) for name in PARAM_NAMES], dtype=np.float64)
+        packed = np.array([_param_value(name, patient[name]) for name in PARAM_NAMES])
     else:
-        packed = np.array(patient, dtype=np.float64)
+        raw = np.asarray(patient)
+        if raw.dtype.kind not in "biuf":
+            raise ValueError(
+                f"a packed patient must hold real numbers; got dtype {raw.dtype}. Pass a "
+                "patient name or a parameter mapping instead"
+            )
+        packed = np.array(raw, dtype=np.float64)
         if packed.shape != (N_PARAMS,):
             raise ValueError(
                 f"a packed patient must have shape ({N_PARAMS},); got {packed.shape}. Pass a "
@@ -761,6 +767,25 @@ def pack_patient(patient: PatientLike) -> np.ndarray:
                 f"patient parameter {PARAM_NAMES[index]!r} must be > 0; got {packed[index]}"
             )
     return packed
+
+
+def _param_value(name: str, value: object) -> float:
+    """A patient parameter as a float: a real number (int, float, NumPy scalar, numeric
+    string as in the CSV), never None, a list, a complex or a bool."""
+    if isinstance(value, (bool, np.bool_, complex, np.complexfloating)) or value is None:
+        raise ValueError(f"patient parameter {name!r} must be a real number; got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"patient parameter {name!r} must be a real number; got {value!r}"
+        ) from None
+
+
+def _first_non_finite(bg: np.ndarray) -> int:
+    """Index of the first non-finite blood glucose, or -1."""
+    bad = np.flatnonzero(~np.isfinite(bg))
+    return int(bad[0]) if bad.size else -1
 
 
 def _validate_inputs(values: ArrayLike, argument: str, unit: str, ndim: int) -> np.ndarray:
@@ -831,7 +856,14 @@ def simulate_patient(patient: PatientLike, cho: ArrayLike, insulin: ArrayLike) -
         raise IntegrationError(
             _patient_label(patient, "the given patient"), int(failed_minute), int(status)
         )
-    return PatientTrace(states[:, 12] / params[VG], states, times, int(n_rhs))
+    with np.errstate(over="ignore", invalid="ignore"):
+        bg = states[:, 12] / params[VG]
+    bad = _first_non_finite(bg)
+    if bad >= 0:  # e.g. a tiny Vg: finite states, glucose beyond float64
+        raise IntegrationError(
+            _patient_label(patient, "the given patient"), max(bad - 1, 0), STATUS_NOT_FINITE
+        )
+    return PatientTrace(bg, states, times, int(n_rhs))
 
 
 def simulate_patients(
@@ -870,6 +902,8 @@ def simulate_patients(
     >>> bg.shape, bool(bg[1, -1] > bg[0, -1])
     ((2, 61), True)
     """
+    if not isinstance(params_batch, np.ndarray):
+        params_batch = list(params_batch)  # a generator is read once, here
     if isinstance(params_batch, np.ndarray) and params_batch.ndim == 2:
         packed = np.stack([pack_patient(row) for row in params_batch])
         labels = [f"patient {k} of the batch" for k in range(packed.shape[0])]
@@ -891,7 +925,12 @@ def simulate_patients(
     status = np.empty(n_days, dtype=np.int64)
     failed_minute = np.empty(n_days, dtype=np.int64)
     n_rhs = np.empty(n_days, dtype=np.int64)
-    _simulate_batch(packed, cho, insulin, bg, status, failed_minute, n_rhs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _simulate_batch(packed, cho, insulin, bg, status, failed_minute, n_rhs)
+    for k in range(n_days):  # glucose beyond float64 with finite states (e.g. a tiny Vg)
+        bad = _first_non_finite(bg[k]) if status[k] == STATUS_OK else -1
+        if bad >= 0:
+            status[k], failed_minute[k] = STATUS_NOT_FINITE, max(bad - 1, 0)
     failed = np.flatnonzero(status != STATUS_OK)
     if failed.size:
         k = int(failed[0])

@@ -230,14 +230,15 @@ def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
         for row in csv.DictReader(fh):
             # one row per run: a run written twice (e.g. by an older pyprog racing itself)
             # counts once
-            key = (row["env"], row["algo"], float(row["speed"]), int(row["seed"]))
+            speed = float(row["speed"]) if row["speed"] else None  # None: the env's own drift
+            key = (row["env"], row["algo"], speed, int(row["seed"]))
             if key in seen:
                 continue
             seen.add(key)
             rows.append(
                 {
                     **row,
-                    "speed": float(row["speed"]) if row["speed"] else None,
+                    "speed": speed,
                     "seed": int(row["seed"]),
                     "episodes": int(row["episodes"]),
                     "regret": float(row["regret"]) if row["regret"] else None,

@@ -19,8 +19,11 @@ MODULES = [
     "pyprog.parallel",
     "pyprog.plots",
     "pyprog.policies",
+    "pyprog.replay",
+    "pyprog.reproduce",
     "pyprog.store",
     "pyprog.sweep",
+    "pyprog.verdicts",
     "pyprog.envs.patient",
     "pyprog.envs.diabetes",
 ]

@@ -265,12 +265,12 @@ def plot_glucose_days(
                 linestyle="-" if late else "--",
                 label=name,
             )
-        for minute, grams in meals:  # at the bottom: the legend sits at the top
+        for j, (minute, grams) in enumerate(meals):  # at the bottom: the legend is at the top
             ax.axvline(minute / 60, color="grey", linewidth=0.8, linestyle=":")
             ax.plot(minute / 60, 0.0, marker="^", color="grey", transform=bottom(ax), clip_on=False)
             ax.annotate(
                 f"{grams:.0f} g",
-                (minute / 60, 0.04),
+                (minute / 60, 0.04 + 0.06 * (j % 2)),  # staggered: meals can be close
                 xycoords=bottom(ax),
                 ha="left",
                 va="bottom",

@@ -109,7 +109,7 @@ def power(store: str) -> None:
                 verdicts = [verdict_lower(cases_of(speeds, n))["verdict"] for _ in range(RESAMPLES)]
                 held = verdicts.count("held") / RESAMPLES
                 against = verdicts.count("contradicted") / RESAMPLES
-                cells.append(f"{held:.2f}" + (f" ({against:.2f} contradicted)" if against else ""))
+                cells.append(f"{held:.2f}" + (f" ({against:.3f} contradicted)" if against else ""))
             label = ", ".join(map(str, speeds))
             print(f"| {name} | {label} | " + " | ".join(cells) + " |", flush=True)
 

@@ -40,7 +40,17 @@ from pyprog.store import ResultStore
 from pyprog.sweep import SweepTask, best_settings, run_sweep
 from pyprog.verdicts import ALPHA, verdict_equivalent, verdict_lower
 
-__all__ = ["CLAIMS", "FULL", "QUICK", "Plan", "claims", "reproduce"]
+__all__ = [
+    "CLAIMS",
+    "EQUIVALENCE_FRACTION",
+    "FULL",
+    "QUICK",
+    "Plan",
+    "claims",
+    "diabetes_policies",
+    "reproduce",
+    "stationary_margin",
+]
 
 PRO = ("pro-ols", "pro-wls")
 BASELINES = ("onpg", "ftrl-pg")
@@ -116,7 +126,14 @@ class Plan:
     ablation_speeds: tuple[int, ...]
     ablation_seeds: int
     untested: dict[str, str] = dataclasses.field(default_factory=dict)
-    glucose_speed: int = 2
+    glucose_speed: int = 4
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.untested) - set(CLAIMS))
+        if unknown:
+            raise ValueError(
+                f"untested names unknown claim(s) {', '.join(unknown)}; valid: {', '.join(CLAIMS)}"
+            )
 
     def runs(self) -> int:
         main = sum(len(ALGOS) * len(self.speeds[e]) * self.seeds[e] for e in self.speeds)

@@ -220,6 +220,8 @@ def test_the_quick_plan_draws_every_figure_kind_and_says_what_it_does_not_test()
         assert plan.ablation_speeds and plan.glucose_speed in plan.speeds["diabetes"]
         assert set(plan.untested) <= set(CLAIMS)
     assert FULL.untested == {}
+    with pytest.raises(ValueError, match=r"unknown claim.*reco_slow.*valid: reco_fast"):
+        Plan("t", {"reco": (0,)}, {"reco": 2}, {"reco": 9}, (), 2, untested={"reco_slow": "x"})
     for reason in QUICK.untested.values():
         assert reason.count(". ") == 0  # one sentence
 

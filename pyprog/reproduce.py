@@ -517,6 +517,17 @@ def _glucose_rows(policies: dict[str, Any]) -> list[dict]:
     return rows
 
 
+def _finite_or_none(value: Any) -> Any:
+    """``value`` with every NaN or infinite float, however nested, replaced by None."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(v) for v in value]
+    return value
+
+
 def _write_csv(path: Path, rows: list[dict]) -> None:
     if not rows:
         return
@@ -853,7 +864,8 @@ def reproduce(
                 for k, (cr, cf) in enumerate(actions)
             ],
         )
-    (out / "claims.json").write_text(json.dumps(claim_list, indent=1, allow_nan=True) + "\n")
+    written = _finite_or_none(claim_list)  # strict JSON: no NaN (a group of one seed)
+    (out / "claims.json").write_text(json.dumps(written, indent=1, allow_nan=False) + "\n")
     seconds = time.perf_counter() - start
     _summary(
         out / "summary.md",
@@ -870,7 +882,7 @@ def reproduce(
         None if policies is None else policies["replays_store"],
     )
     return {
-        "claims": claim_list,
+        "claims": written,
         "table": table,
         "ablation": ablation,
         "figures": figures,

@@ -139,6 +139,12 @@ def test_store_best_settings_replace_the_papers(tmp_path):
     assert used["pro-ols"] == custom.to_dict()
     assert used["onpg"] == paper_hyper("reco", "onpg", 0).to_dict()
     assert "best of the sweep store" in (tmp_path / "out" / "summary.md").read_text()
+    # one seed: no standard error, so no test; claims.json stays strict JSON (null, not NaN)
+    text = (tmp_path / "out" / "claims.json").read_text()
+    written = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    stationary = next(c for c in written if c["id"] == "reco_stationary")
+    assert stationary["verdict"] == "inconclusive"
+    assert stationary["cases"][0]["se"] is None
 
 
 def _table(env, means, se=1.0, seeds=10):

@@ -291,9 +291,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=None if args.quiet else _progress_bar("pyprog reproduce"),
     )
-    verdict = {True: "held", False: "DID NOT HOLD", None: "not run"}
     for claim in result["claims"]:
-        print(f"[{verdict[claim['held']]}] {claim['claim']}")
+        print(f"[{claim['verdict']}] {claim['id']}: {claim['claim']}")
+        if claim["test"].startswith(("not tested", "no case")):
+            print(f"    ({claim['test']})")
+    print("verdicts: tests across seeds, named with their p-values in summary.md and claims.json")
     print(f"figures, tables and summary.md in {args.out} ({result['seconds'] / 60:.1f} min)")
     return 0
 

@@ -300,6 +300,22 @@ def _check_reward(reward: Any) -> None:
         )
 
 
+def _streams(seed: int) -> list[np.random.SeedSequence]:
+    """A run's independent random streams: environment, initial weights, actions."""
+    return np.random.SeedSequence(int(seed)).spawn(3)
+
+
+def env_seed(seed: int) -> int:
+    """The seed a run with ``seed`` passes to its environment's first ``reset``.
+
+    Examples
+    --------
+    >>> env_seed(0) == env_seed(0) != env_seed(1)
+    True
+    """
+    return int(_streams(seed)[0].generate_state(1)[0])
+
+
 def _train(
     setup: _Setup,
     algo: str,
@@ -307,10 +323,13 @@ def _train(
     seed: int,
     episodes: int,
     callback: Callable[[int, float], None] | None,
+    probe: Callable[[int, Policy], None] | None = None,
 ) -> RunResult:
+    """The run loop; ``probe(k, policy)``, if given, sees the policy before episode k
+    (:func:`pyprog.replay.replay` records what a stored run's policy chose through it)."""
     environment, h, horizon = setup.resolved.environment, setup.hyper, setup.horizon
     encode, to_env = setup.encode, setup.to_env
-    env_seq, init_seq, act_seq = np.random.SeedSequence(seed).spawn(3)
+    _, init_seq, act_seq = _streams(seed)
     rng_init = np.random.default_rng(init_seq)
     policy = make_policy(environment.action_space, setup.obs_dim, h, rng_init)
     learner = make_learner(algo, policy, h, horizon)
@@ -323,10 +342,12 @@ def _train(
     truncated_by_pyprog = 0
     unchecked = True
     start = time.perf_counter()
-    obs, _ = environment.reset(seed=int(env_seq.generate_state(1)[0]))
+    obs, _ = environment.reset(seed=env_seed(seed))
     for k in range(episodes):
         if k:
             obs, _ = environment.reset()
+        if probe is not None:
+            probe(k, policy)
         total = 0.0
         done = False
         t = 0

@@ -19,11 +19,14 @@ from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "ALGO_STYLE",
+    "BG_TARGET_RANGE",
     "error_note",
     "plot_basis_ablation",
     "plot_forecast",
+    "plot_glucose_days",
     "plot_item_rewards",
     "plot_learning_curves",
+    "plot_policy_actions",
     "plot_regret_vs_speed",
     "plot_zeta",
     "running_mean",
@@ -312,5 +315,135 @@ def plot_forecast(
     axes[0].set_title(f"forecast of the mean over the next {delta} episode(s)")
     axes[1].set_title("recent episodes and the forecast")
     axes[0].legend(frameon=False, fontsize="small")
+
+
+#: The target range of blood glucose (mg/dL) drawn in the NS-Diabetes figures.
+BG_TARGET_RANGE = (70.0, 180.0)
+
+
+def plot_glucose_days(
+    days: Mapping[str, Mapping[str, np.ndarray]],
+    meals: Sequence[tuple[float, float]] = (),
+    sample_time: float = 3.0,
+    title: str = "",
+    path: str | os.PathLike | None = None,
+):
+    """NS-Diabetes: blood glucose over one day, one panel per learner, one line per policy.
+
+    Parameters
+    ----------
+    days : mapping of algo to mapping of label to ndarray, shape (n_samples,)
+        Blood glucose (mg/dL) every ``sample_time`` minutes from midnight, e.g.
+        ``{"pro-wls": {"episode 100 (CR 12, CF 30)": bg_early, "episode 1000 ...": bg_late}}``.
+    meals : sequence of (minute, grams)
+        The day's meals, marked at their time with their carbohydrate.
+    sample_time : float
+        Minutes between samples.
+    """
+    algos = list(days)
+    cols = min(2, len(algos))
+    rows = -(-len(algos) // cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(4.8 * cols, 3.2 * rows), sharex=True, sharey=True, squeeze=False
+    )
+
+    def bottom(ax):  # x in data (hours), y in axes fraction
+        return ax.get_xaxis_transform()
+
+    top = max(
+        [BG_TARGET_RANGE[1] + 40]
+        + [float(np.max(bg)) for policies in days.values() for bg in policies.values()]
+    )
+    for ax, algo in zip(axes.flat, algos, strict=False):
+        low, high = BG_TARGET_RANGE
+        ax.axhspan(low, high, color="tab:green", alpha=0.12, linewidth=0, label=f"{low:g}–{high:g}")
+        color, label = _style(algo)
+        policies = days[algo]
+        for k, (name, bg) in enumerate(policies.items()):
+            hours = np.arange(len(bg)) * sample_time / 60
+            # the earlier policy light and dashed, the last one in full
+            late = k == len(policies) - 1
+            ax.plot(
+                hours,
+                bg,
+                color=color,
+                alpha=1.0 if late else 0.55,
+                linestyle="-" if late else "--",
+                label=name,
+            )
+        for j, (minute, grams) in enumerate(meals):  # at the bottom: the legend is at the top
+            ax.axvline(minute / 60, color="grey", linewidth=0.8, linestyle=":")
+            ax.plot(minute / 60, 0.0, marker="^", color="grey", transform=bottom(ax), clip_on=False)
+            ax.annotate(
+                f"{grams:.0f} g",
+                (minute / 60, 0.04 + 0.06 * (j % 2)),  # staggered: meals can be close
+                xycoords=bottom(ax),
+                ha="left",
+                va="bottom",
+                fontsize="x-small",
+                color="grey",
+            )
+        ax.set_title(label)
+        ax.set_xlim(0, 24)
+        ax.set_xticks(range(0, 25, 6), [f"{h:02d}:00" for h in range(0, 25, 6)])
+        ax.grid(alpha=0.3)
+        ax.legend(frameon=False, fontsize="x-small", loc="upper left")
+    for ax in axes.flat[len(algos) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("time of day")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("blood glucose (mg/dL)")
+    axes[0][0].set_ylim(0, top * 1.15)  # room for the legend
+    fig.suptitle(title or "NS-Diabetes: one day under the learned bolus calculator")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_policy_actions(
+    actions: Mapping[str, np.ndarray],
+    names: Sequence[str] = ("CR (g/U)", "CF (mg/dL per U)"),
+    bounds: Sequence[tuple[float, float]] | None = None,
+    title: str = "",
+    context: tuple[str, np.ndarray] | None = None,
+    path: str | os.PathLike | None = None,
+):
+    """The action each learner's policy chose over the episodes, one panel per action dimension.
+
+    Parameters
+    ----------
+    actions : mapping of algo to ndarray, shape (episodes, n_dims)
+        E.g. the Gaussian policy's mean (CR, CF) before every NS-Diabetes episode.
+    names : sequence of str, length n_dims
+    bounds : sequence of (low, high), optional
+        The action box, drawn as dotted lines.
+    context : (str, ndarray of shape (episodes,)), optional
+        What drives the best action (e.g. NS-Diabetes' patient mix ``alpha_k``), drawn in
+        black in a last panel with its name as the label.
+    """
+    n_dims = len(names)
+    panels = n_dims + (context is not None)
+    fig, axes = plt.subplots(panels, 1, figsize=(5.5, 2.3 * panels), sharex=True, squeeze=False)
+    for algo, values in actions.items():
+        values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+        color, label = _style(algo)
+        x = np.arange(1, len(values) + 1)
+        for j, ax in enumerate(axes[:n_dims, 0]):
+            ax.plot(x, values[:, j], color=color, label=label)
+    if context is not None:
+        name, values = context
+        ax = axes[-1][0]
+        ax.plot(np.arange(1, len(values) + 1), values, color="black")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    for j, ax in enumerate(axes[:n_dims, 0]):
+        if bounds is not None:
+            for b in bounds[j]:
+                ax.axhline(b, color="black", linestyle=":", linewidth=0.8)
+        ax.set_ylabel(names[j])
+        ax.grid(alpha=0.3)
+    axes[-1][0].set_xlabel("episode (day)")
+    axes[0][0].legend(frameon=False, fontsize="small", ncol=2)
+    axes[0][0].set_title(title)
     fig.tight_layout()
     return _save(fig, path)

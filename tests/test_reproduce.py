@@ -1,14 +1,46 @@
 """pyprog reproduce on a tiny protocol: figures, tables, summary, resume, store settings."""
 
 import csv
+import json
+import re
 
 import numpy as np
 import pytest
 
 from pyprog import plots
-from pyprog.hyperparams import paper_hyper
-from pyprog.reproduce import CLAIMS, Plan, claims, reproduce, zeta_weights
+from pyprog.hyperparams import ALGOS, paper_hyper
+from pyprog.reproduce import (
+    CLAIMS,
+    FULL,
+    QUICK,
+    Plan,
+    claims,
+    reproduce,
+    stationary_margin,
+    zeta_weights,
+)
 from pyprog.store import ResultStore
+from pyprog.verdicts import VERDICTS
+
+#: Every kind of figure reproduce draws (names without their speed)
+FIGURE_KINDS = {
+    "fig3_reco_regret_vs_speed",
+    "fig3_reacher_regret_vs_speed",
+    "fig3_diabetes_regret_vs_speed",
+    "curves_reco_speed",
+    "curves_reacher_speed",
+    "curves_diabetes_speed",
+    "fig4_zeta",
+    "ablation_basis",
+    "reco_items",
+    "diabetes_glucose_speed",
+    "diabetes_cr_cf_speed",
+}
+
+
+def kinds(figures):
+    return {re.sub(r"\d+\.png$|\.png$", "", name) for name in figures}
+
 
 TINY = Plan(
     name="tiny",
@@ -35,6 +67,8 @@ def test_outputs(tiny):
         result["figures"]
     )
     assert "curves_reacher_speed2.png" in result["figures"]
+    assert kinds(result["figures"]) == FIGURE_KINDS
+    assert {"diabetes_glucose_speed2.png", "diabetes_cr_cf_speed2.png"} <= set(result["figures"])
     with (out / "regret.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 4 * (2 + 1 + 1)
@@ -42,17 +76,41 @@ def test_outputs(tiny):
     assert {r["metric"] for r in rows if r["env"] != "reco"} == {"surrogate regret"}
     with (out / "ablation.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == 2 * 3  # 2 algos x 3 bases x 1 speed
+    with (out / "diabetes_glucose.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 4 * 2  # per learner: an early and the last day
+    assert all(0 <= float(r["time_in_range"]) <= 1 for r in rows)
+    with (out / "diabetes_cr_cf.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 4 * 3  # per learner, every episode
 
 
-def test_summary_states_every_claim(tiny):
+def test_summary_and_claims_json_state_every_claim(tiny):
     out, result = tiny
     text = (out / "summary.md").read_text()
     for claim in CLAIMS.values():
         assert claim in text
-    assert len(result["claims"]) == len(CLAIMS)
+    written = json.loads((out / "claims.json").read_text())
+    assert [c["id"] for c in written] == list(CLAIMS)
+    assert written == json.loads(json.dumps(result["claims"]))
+    for c in written:
+        assert {"id", "claim", "verdict", "test", "cases"} <= set(c)
+        assert c["verdict"] in VERDICTS and c["test"]
     # the zeta claim is pure arithmetic: it must hold
-    zeta = next(c for c in result["claims"] if c["claim"] == CLAIMS["zeta"])
-    assert zeta["held"] is True
+    assert next(c for c in written if c["id"] == "zeta")["verdict"] == "held"
+    # every table states its seeds and episodes
+    assert "(mean ± standard error over 2 seeds, 60 episodes per run)" in text
+    assert "| reco, basis ablation | 3 | 2 | 60 |" in text
+    assert "the replay's returns equal the stored run's" in text
+
+
+def test_the_policies_of_the_glucose_figures_are_the_stored_runs(tiny):
+    _, result = tiny
+    policies = result["policies"]
+    assert policies["replays_store"] is True
+    assert set(policies["actions"]) == set(ALGOS)
+    assert policies["actions"]["onpg"].shape == (3, 2)
+    trace = policies["glucose"]["pro-wls"][3]
+    assert trace.bg.shape == (480,) and len(policies["meals"]) >= 1
 
 
 def test_every_run_is_in_the_store_and_a_rerun_reuses_them(tiny):
@@ -83,6 +141,12 @@ def test_store_best_settings_replace_the_papers(tmp_path):
     assert "best of the sweep store" in (tmp_path / "out" / "summary.md").read_text()
     table = list(csv.DictReader((tmp_path / "out" / "regret.csv").open()))
     assert {r["algo"] for r in table} == {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
+    # one seed: no standard error, so no test; claims.json stays strict JSON (null, not NaN)
+    text = (tmp_path / "out" / "claims.json").read_text()
+    written = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    stationary = next(c for c in written if c["id"] == "reco_stationary")
+    assert stationary["verdict"] == "inconclusive"
+    assert stationary["cases"][0]["se"] is None
 
 
 def test_reproduce_does_not_change_what_best_answers(tmp_path, capsys):
@@ -119,16 +183,110 @@ def test_missing_sweep_store_is_an_error(tmp_path):
     assert not (tmp_path / "nothing.sqlite").exists()
 
 
-def test_claim_logic():
-    table = [
-        dict(env="reco", algo=a, speed=s, metric="regret", mean=m, se=1.0, seeds=5)
-        for s, means in {3: (10, 12, 50, 60), 4: (10, 70, 50, 60), 0: (10, 11, 12, 13)}.items()
-        for a, m in zip(("pro-ols", "pro-wls", "onpg", "ftrl-pg"), means, strict=True)
+def _table(env, means, se=1.0, seeds=10):
+    """A constructed regret table: {speed: (pro-ols, pro-wls, onpg, ftrl-pg) means}."""
+    return [
+        dict(env=env, algo=a, speed=s, metric="regret", mean=m, se=se, seeds=seeds, episodes=100)
+        for s, row in means.items()
+        for a, m in zip(ALGOS, row, strict=True)
     ]
-    out = {c["claim"]: c["held"] for c in claims(table, [], zeta_weights())}
-    assert out[CLAIMS["reco_fast"]] is False  # pro-wls 70 > onpg 50 at speed 4
-    assert out[CLAIMS["reco_stationary"]] is True
-    assert out[CLAIMS["reacher"]] is None and out[CLAIMS["ablation"]] is None
+
+
+def _verdicts(table, ablation=(), **kwargs):
+    return {c["id"]: c["verdict"] for c in claims(table, list(ablation), zeta_weights(), **kwargs)}
+
+
+def test_claim_verdicts_on_constructed_tables():
+    clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
+    out = _verdicts(clear)
+    assert out["reco_fast"] == "held" and out["zeta"] == "held"
+    # not run: inconclusive
+    assert out["reacher"] == out["diabetes"] == out["ablation"] == "inconclusive"
+    reversed_ = _table("reco", {3: (10, 12, 50, 60), 4: (10, 70, 50, 60)})
+    assert _verdicts(reversed_)["reco_fast"] == "contradicted"  # pro-wls 70 > onpg 50
+    noisy = _table("reco", {3: (50, 50, 50, 50), 4: (50, 50, 50, 50)}, se=20.0)
+    assert _verdicts(noisy)["reco_fast"] == "inconclusive"
+
+
+def test_diabetes_claims_split_the_stationary_speed():
+    table = _table("diabetes", {0: (5, 4, 5, 5), 2: (5, 1, 5, 5), 4: (6, 1, 6, 6)}, se=0.5)
+    out = claims(table, [], zeta_weights())
+    by_id = {c["id"]: c for c in out}
+    assert by_id["diabetes"]["verdict"] == "held"
+    assert [c["case"] for c in by_id["diabetes"]["cases"]][:3] == [
+        "speed 2: pro-wls < pro-ols",
+        "speed 2: pro-wls < onpg",
+        "speed 2: pro-wls < ftrl-pg",
+    ]
+    assert by_id["diabetes_stationary"]["verdict"] == "inconclusive"  # 4 vs 5 ± 0.7
+
+
+def test_stationary_equivalence_uses_the_stated_margin():
+    assert stationary_margin(1000) == pytest.approx(40.3, abs=0.01)
+    close = _table("reco", {0: (20, 21, 22, 20)}, se=1.0, seeds=30)
+    assert _verdicts(close, margin=10.0)["reco_stationary"] == "held"
+    assert _verdicts(close, margin=0.5)["reco_stationary"] == "inconclusive"
+    apart = _table("reco", {0: (20, 21, 90, 20)}, se=1.0, seeds=30)
+    assert _verdicts(apart, margin=10.0)["reco_stationary"] == "contradicted"
+    out = claims(close, [], zeta_weights(), margin=10.0)
+    stationary = next(c for c in out if c["id"] == "reco_stationary")
+    assert len(stationary["cases"]) == 6 and "±10" in stationary["test"]
+
+
+def test_ablation_claim_compares_each_basis_with_linear():
+    rows = [
+        dict(algo=a, basis=b, speed=s, mean=m, se=2.0, seeds=10, episodes=100)
+        for a in ("pro-ols", "pro-wls")
+        for s in (2, 4)
+        for b, m in {"fourier": 40, "poly": 50, "linear": 200}.items()
+    ]
+    out = claims([], rows, zeta_weights())
+    ablation = next(c for c in out if c["id"] == "ablation")
+    assert ablation["verdict"] == "held" and len(ablation["cases"]) == 2 * 2 * 2
+    rows[1]["mean"] = 300  # pro-ols, speed 2: poly worse than linear
+    assert _verdicts([], rows)["ablation"] == "contradicted"
+
+
+def test_untested_claims_are_inconclusive_with_the_reason():
+    clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
+    out = claims(clear, [], zeta_weights(), untested={"reco_fast": "too few seeds"})
+    fast = next(c for c in out if c["id"] == "reco_fast")
+    assert fast["verdict"] == "inconclusive" and fast["test"] == "not tested: too few seeds"
+    assert fast["cases"] == []
+
+
+def test_the_quick_plan_draws_every_figure_kind_and_says_what_it_does_not_test():
+    for plan in (QUICK, FULL):
+        assert set(plan.speeds) == {"reco", "reacher", "diabetes"}
+        assert all(len(plan.speeds[e]) >= 1 and plan.seeds[e] >= 2 for e in plan.speeds)
+        assert plan.ablation_speeds and plan.glucose_speed in plan.speeds["diabetes"]
+        assert set(plan.untested) <= set(CLAIMS)
+    assert FULL.untested == {}
+    with pytest.raises(ValueError, match=r"unknown claim.*reco_slow.*valid: reco_fast"):
+        Plan("t", {"reco": (0,)}, {"reco": 2}, {"reco": 9}, (), 2, untested={"reco_slow": "x"})
+    for reason in QUICK.untested.values():
+        assert reason.count(". ") == 0  # one sentence
+
+
+@pytest.mark.slow
+def test_quick_writes_every_figure_kind_and_prints_the_verdicts(tmp_path, capsys):
+    from pyprog.cli import main
+
+    assert main(["reproduce", "--quick", "--out", str(tmp_path), "--jobs", "2", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    written = json.loads((tmp_path / "claims.json").read_text())
+    figures = [p.name for p in tmp_path.glob("*.png")]
+    assert kinds(figures) == FIGURE_KINDS
+    for name in figures:
+        assert (tmp_path / name).stat().st_size > 5000, name
+    verdicts = {c["id"]: c["verdict"] for c in written}
+    for claim in ("reco_fast", "diabetes", "zeta", "ablation"):  # what the full protocol holds
+        assert verdicts[claim] == "held", claim
+    assert "contradicted" not in verdicts.values()
+    for c in written:
+        assert f"[{c['verdict']}] {c['id']}: {c['claim']}" in printed
+    for reason in QUICK.untested.values():
+        assert reason in printed
 
 
 def test_zeta_weights_of_fig4():
@@ -169,3 +327,27 @@ def test_figures_say_what_their_bars_are_and_speeds_are_integers(tmp_path):
         assert "standard error over 5 seeds" in ax.get_legend().get_title().get_text()
         fig.canvas.draw()
         assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+def test_glucose_and_action_plots(tmp_path):
+    bg = 150 + 60 * np.sin(np.arange(480) / 40)
+    fig = plots.plot_glucose_days(
+        {"pro-wls": {"day 1": bg, "day 9": bg + 10}, "onpg": {"day 1": bg}},
+        meals=[(405, 36.0), (667, 92.0)],
+        path=tmp_path / "g.png",
+    )
+    ax = fig.axes[0]
+    assert (tmp_path / "g.png").stat().st_size > 5000
+    assert ax.get_ylabel() == "blood glucose (mg/dL)" and ax.get_xlim() == (0, 24)
+    assert [t.get_text() for t in ax.texts] == ["36 g", "92 g"]  # the meals
+    band = ax.patches[0]  # the 70-180 target band
+    assert (band.get_y(), band.get_y() + band.get_height()) == (70, 180)
+    assert len(ax.get_lines()) == 2 + 2 * 2  # two days, two meal lines + markers
+    fig = plots.plot_policy_actions(
+        {"pro-ols": np.c_[np.linspace(16, 10, 50), np.linspace(27, 40, 50)]},
+        bounds=[(3, 30), (5, 50)],
+        context=("alpha", np.linspace(1, 0, 50)),
+        path=tmp_path / "a.png",
+    )
+    assert [a.get_ylabel() for a in fig.axes] == ["CR (g/U)", "CF (mg/dL per U)", "alpha"]
+    np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata()[-1], 40)

@@ -168,7 +168,10 @@ def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
     return [check(n) for n in dict.fromkeys(names)]
 
 
-def _run_task(task: Task) -> RunResult:
+def run_task(task: Any) -> RunResult:
+    """:func:`pyprog.run` of a grid's or a sweep's task (anything with ``env``, ``algo``,
+    ``speed``, ``seed``, ``episodes`` and ``hyper``); a module-level function, so that worker
+    processes and Dask can import it."""
     return run(
         task.env,
         task.algo,
@@ -384,7 +387,7 @@ def _run_locked(env_speeds, algos, seeds, out, episodes, hyper, jobs, progress):
         if new_file:
             writer.writeheader()
             fh.flush()
-        for finished, (task, result) in enumerate(execute(_run_task, tasks, jobs), start=1):
+        for finished, (task, result) in enumerate(execute(run_task, tasks, jobs), start=1):
             returns_file = Path("returns") / f"{task.stem}.npy"
             tmp = out / f"{returns_file}.tmp.npy"
             np.save(tmp, result.returns)

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from pyprog.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
-from pyprog.experiment import RunResult, mean_se, run
-from pyprog.grid import check_grid_size
+from pyprog.experiment import mean_se
+from pyprog.grid import check_grid_size, run_task
 from pyprog.hyperparams import ENVS, Hyper, check_algo
 from pyprog.parallel import connect, execute
 from pyprog.store import ResultStore, run_key
@@ -138,17 +138,6 @@ class SweepTask:
         )
 
 
-def _run_task(task: SweepTask) -> RunResult:
-    return run(
-        task.env,
-        task.algo,
-        speed=task.speed,
-        seed=task.seed,
-        episodes=task.episodes,
-        hyper=task.hyper,
-    )
-
-
 def sweep_tasks(
     envs: Sequence[str],
     algos: Sequence[str],
@@ -235,7 +224,7 @@ def run_sweep(
             if progress:
                 progress(0, len(todo))
             ran = 0
-            for _, result in execute(_run_task, todo, jobs=jobs, scheduler=client):
+            for _, result in execute(run_task, todo, jobs=jobs, scheduler=client):
                 store.add(result, sweep=name)
                 ran += 1
                 if progress:

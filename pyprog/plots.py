@@ -315,6 +315,8 @@ def plot_forecast(
     axes[0].set_title(f"forecast of the mean over the next {delta} episode(s)")
     axes[1].set_title("recent episodes and the forecast")
     axes[0].legend(frameon=False, fontsize="small")
+    fig.tight_layout()
+    return _save(fig, path)
 
 
 #: The target range of blood glucose (mg/dL) drawn in the NS-Diabetes figures.

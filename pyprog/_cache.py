@@ -18,11 +18,18 @@ them a cache that lives in the first writable directory of
 If none is writable, the functions run uncached (compiled once per process), with one
 warning. Only pyprog's functions are affected: numba's global settings and the caching of
 any other code stay as they were.
+
+numba checks a cached function against its own source file only, not against the files of
+the jitted functions it calls: the whole NS-Diabetes day (``_diabetes_day.py``) would keep
+calling an older patient model (``patient.py``) after an edit of the latter, and crash or
+compute the old model. So each folder's entries live under a digest of every Python file in
+that folder (:func:`sources_digest`): any change to any of them starts a new cache.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 import tempfile
@@ -34,7 +41,7 @@ from typing import Any
 import numba
 from numba.core import caching
 
-__all__ = ["cache_candidates", "cached_njit", "numba_cache_dir"]
+__all__ = ["cache_candidates", "cached_njit", "numba_cache_dir", "sources_digest"]
 
 
 def _platform_cache_root(environ: Mapping[str, str]) -> Path:
@@ -126,19 +133,40 @@ def numba_cache_dir() -> Path | None:
     return chosen
 
 
+@functools.cache
+def sources_digest(folder: str | os.PathLike) -> str:
+    """A digest of the names and contents of every Python file in ``folder`` (16 hex digits).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import pyprog.envs
+    >>> len(sources_digest(Path(pyprog.envs.__file__).parent))
+    16
+    """
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 class _PyprogLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
     """numba's cache locator for pyprog's functions: inside :func:`numba_cache_dir`.
 
     The sub-folder per source directory is numba's own (its name and a hash of its path),
-    so two installations never share entries, and the entries are keyed, as always, by a
-    hash of the source file's content.
+    so two installations never share entries; below it, a digest of the folder's sources
+    (see the module's docstring), and the entries are keyed, as always, by their own source
+    file's stamp.
     """
 
     def __init__(self, py_func: Callable, py_file: str) -> None:
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         root = numba_cache_dir()
-        self._cache_path = str(Path(str(root)) / self.get_suitable_cache_subpath(py_file))
+        # numba's sub-folder per source folder, then the digest of that folder's sources
+        subpath = self.get_suitable_cache_subpath(py_file)
+        digest = sources_digest(Path(py_file).parent)
+        self._cache_path = str(Path(str(root)) / subpath / digest)
 
     def get_cache_path(self) -> str:
         return self._cache_path

@@ -293,3 +293,21 @@ def test_uninstall_leaves_no_package_folder_to_shadow_an_editable_install(tmp_pa
     done = _sh([python, "-c", check], env=env, cwd=tmp_path)
     assert done.returncode != 0
     assert "cannot import name 'episode_ratios'" in done.stderr, done.stderr
+
+
+def test_an_edit_of_any_source_in_the_folder_starts_a_new_cache(tmp_path):
+    """numba checks a cached function against its own file only: an edited callee in
+    another file of the folder (patient.py, called by _diabetes_day.py) must not leave the
+    caller's stale entry in use, so the folder's digest is part of the cache path."""
+    from pyprog._cache import sources_digest
+
+    (tmp_path / "caller.py").write_text("def day(): return step()\n")
+    (tmp_path / "callee.py").write_text("def step(): return 1\n")
+    before = sources_digest(str(tmp_path))
+    sources_digest.cache_clear()
+    (tmp_path / "callee.py").write_text("def step(): return 2\n")
+    edited = sources_digest(str(tmp_path))
+    assert edited != before
+    sources_digest.cache_clear()
+    (tmp_path / "notes.txt").write_text("not a source")  # only Python sources count
+    assert sources_digest(str(tmp_path)) == edited

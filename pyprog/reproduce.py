@@ -157,10 +157,10 @@ FULL = Plan(
 QUICK = Plan(
     name="quick",
     speeds={"reco": (0, 3, 4), "reacher": (0, 4), "diabetes": (4,)},
-    seeds={"reco": 6, "reacher": 2, "diabetes": 10},
+    seeds={"reco": 5, "reacher": 2, "diabetes": 8},
     episodes={"reco": 1000, "reacher": 300, "diabetes": 1000},
     ablation_speeds=(3,),
-    ablation_seeds=6,
+    ablation_seeds=5,
     untested={
         "reco_stationary": (
             "equivalence within the margin needs many seeds, as NS-Reco's regrets at speed 0 "

@@ -219,6 +219,14 @@ def prepare(
     return _Setup(resolved, h, obs_dim, encode, to_env, steps)
 
 
+def check_episodes_and_seed(episodes: Any, seed: Any) -> None:
+    """``episodes`` an integer >= 1 and ``seed`` an integer >= 0, else a ValueError naming it."""
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+
+
 def run(
     env: Any,
     algo: str,
@@ -279,10 +287,7 @@ def run(
     (True, True, 0.003)
     """
     check_algo(algo)
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    check_episodes_and_seed(episodes, seed)
     setup = prepare(env, algo, speed, hyper, horizon, env_kwargs)
     environment = setup.resolved.environment
     try:

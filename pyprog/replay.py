@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.experiment import _train, env_seed, prepare
+from pyprog.experiment import _train, check_episodes_and_seed, env_seed, prepare
 from pyprog.hyperparams import Hyper, check_env
 from pyprog.policies import Policy
 
@@ -80,10 +80,7 @@ def replay(
     True
     """
     check_env(env)
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    check_episodes_and_seed(episodes, seed)
     setup = prepare(env, algo, speed, hyper, None, None)
     probes: list[np.ndarray] = []
 

@@ -293,6 +293,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     )
     for claim in result["claims"]:
         print(f"[{claim['verdict']}] {claim['id']}: {claim['claim']}")
+        if claim.get("scope"):
+            print(f"    ({claim['scope']})")
         if claim["test"].startswith(("not tested", "no case")):
             print(f"    ({claim['test']})")
     print("verdicts: tests across seeds, named with their p-values in summary.md and claims.json")

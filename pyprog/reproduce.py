@@ -33,7 +33,7 @@ import numpy as np
 from pyprog.bases import BASES
 from pyprog.estimators import ols_weights
 from pyprog.experiment import compare, mean_se
-from pyprog.hyperparams import ALGOS, SPEEDS, Hyper, paper_hyper
+from pyprog.hyperparams import ALGOS, Hyper, paper_hyper
 from pyprog.parallel import execute
 from pyprog.replay import replay
 from pyprog.store import ResultStore, StoreError
@@ -42,6 +42,7 @@ from pyprog.verdicts import ALPHA, verdict_equivalent, verdict_lower
 
 __all__ = [
     "CLAIMS",
+    "CLAIM_SPEEDS",
     "EQUIVALENCE_FRACTION",
     "FULL",
     "QUICK",
@@ -85,6 +86,18 @@ CLAIMS = {
         "Basis ablation (appendix E): on NS-Reco at speeds >= 2, the Fourier and "
         "polynomial bases each give lower regret than the linear basis, for Pro-OLS and Pro-WLS"
     ),
+}
+
+#: The speeds each claim is about (``zeta`` involves none). A protocol that tests a claim at
+#: fewer of them says so in the claim's ``scope``: its verdict covers the speeds tested.
+CLAIM_SPEEDS = {
+    "reco_fast": (3, 4),
+    "reco_stationary": (0,),
+    "reacher": (2, 3, 4),
+    "diabetes": (1, 2, 3, 4),
+    "diabetes_stationary": (0,),
+    "zeta": (),
+    "ablation": (2, 3, 4),
 }
 
 #: The equivalence margin of ``reco_stationary``, as a fraction of the regret of the
@@ -371,8 +384,11 @@ def claims(
     list of dict
         One per :data:`CLAIMS` entry, in order: ``id``, ``claim``, ``verdict`` (``held``,
         ``contradicted`` or ``inconclusive``), ``test`` (the test, in words), ``episodes``
-        (per run, None if not run) and ``cases`` (per case: the groups' means, standard
-        errors and seeds, the difference, p-values raw and Holm-adjusted, the verdict).
+        (per run, None if not run), ``cases`` (per case: the groups' means, standard
+        errors and seeds, the difference, p-values raw and Holm-adjusted, the verdict),
+        ``speeds`` (the speeds tested) and ``scope`` (empty when every speed of
+        :data:`CLAIM_SPEEDS` was tested; otherwise a sentence saying which were: the
+        verdict covers only those).
     """
     untested = untested or {}
 
@@ -385,7 +401,7 @@ def claims(
     others = [a for a in ALGOS if a != "pro-wls"]
     ablation_cases = []
     for algo in PRO:
-        for speed in (s for s in SPEEDS if s >= 2):
+        for speed in CLAIM_SPEEDS["ablation"]:
             linear = _cell(ablation, algo=algo, basis="linear", speed=speed)
             for basis in ("fourier", "poly"):
                 cell = _cell(ablation, algo=algo, basis=basis, speed=speed)
@@ -394,14 +410,19 @@ def claims(
                         (f"{algo}, speed {speed}: {basis} < linear", cell, linear)
                     )
     cases = {
-        "reco_fast": _lower_cases(table, "reco", (3, 4), PRO, BASELINES),
-        "reacher": _lower_cases(table, "reacher", SPEEDS[2:], PRO, BASELINES),
-        "diabetes": _lower_cases(table, "diabetes", SPEEDS[1:], ["pro-wls"], others),
-        "diabetes_stationary": _lower_cases(table, "diabetes", (0,), ["pro-wls"], others),
+        "reco_fast": _lower_cases(table, "reco", CLAIM_SPEEDS["reco_fast"], PRO, BASELINES),
+        "reacher": _lower_cases(table, "reacher", CLAIM_SPEEDS["reacher"], PRO, BASELINES),
+        "diabetes": _lower_cases(table, "diabetes", CLAIM_SPEEDS["diabetes"], ["pro-wls"], others),
+        "diabetes_stationary": _lower_cases(
+            table, "diabetes", CLAIM_SPEEDS["diabetes_stationary"], ["pro-wls"], others
+        ),
         "ablation": ablation_cases,
     }
+    result_cases = {**cases, "reco_stationary": reco_stationary}
     out = []
     for key, text in CLAIMS.items():
+        if key in untested:
+            result_cases.pop(key, None)
         if key == "zeta":
             result, episodes = _zeta_claim(zeta), None
         elif key in untested:
@@ -417,8 +438,26 @@ def claims(
         else:
             episodes = cases[key][0][1].get("episodes") if cases[key] else None
             result = verdict_lower(cases[key], alpha) if cases[key] else _no_cases(None)
-        out.append({"id": key, "claim": text, **result, "episodes": episodes})
+        tested = sorted({case[1]["speed"] for case in result_cases.get(key, [])})
+        out.append(
+            {"id": key, "claim": text, **result, "episodes": episodes, **_scope(key, tested)}
+        )
     return out
+
+
+def _speeds(speeds) -> str:
+    return ("speed " if len(speeds) == 1 else "speeds ") + ", ".join(map(str, speeds))
+
+
+def _scope(key: str, tested: list) -> dict:
+    """The speeds a claim's verdict covers, and a sentence if they are fewer than claimed."""
+    claimed = list(CLAIM_SPEEDS[key])
+    if not claimed or not tested or tested == claimed:
+        return {"speeds": tested, "scope": ""}
+    return {
+        "speeds": tested,
+        "scope": f"tested at {_speeds(tested)} of the claim's {_speeds(claimed)}",
+    }
 
 
 def zeta_weights(n: int = 99) -> dict[str, np.ndarray]:
@@ -628,6 +667,8 @@ def _claim_lines(claim: dict) -> list[str]:
     lines = [f"### {claim['id']}: **{claim['verdict']}**", "", claim["claim"] + ".", ""]
     runs = f" Runs of {claim['episodes']} episodes." if claim.get("episodes") else ""
     lines += [f"Test: {claim['test']}.{runs}", ""]
+    if claim.get("scope"):
+        lines += [f"Scope: {claim['scope']}; the verdict covers only those.", ""]
     cases = claim["cases"]
     if not cases:
         return lines
@@ -699,7 +740,12 @@ def _summary(
         "| claim | verdict |",
         "|---|---|",
     ]
-    lines += [f"| {c['id']}: {c['claim']} | **{c['verdict']}** |" for c in claim_list]
+    lines += [
+        f"| {c['id']}: {c['claim']} | **{c['verdict']}**"
+        + (f" ({c['scope']})" if c.get("scope") else "")
+        + " |"
+        for c in claim_list
+    ]
     lines.append("")
     for c in claim_list:
         lines += _claim_lines(c)

@@ -280,8 +280,13 @@ def test_quick_writes_every_figure_kind_and_prints_the_verdicts(tmp_path, capsys
     for name in figures:
         assert (tmp_path / name).stat().st_size > 5000, name
     verdicts = {c["id"]: c["verdict"] for c in written}
-    for claim in ("reco_fast", "diabetes", "zeta", "ablation"):  # what the full protocol holds
+    # held where the full protocol's cases hold (NS-Diabetes at speed 4, the ablation at 3)
+    for claim in ("reco_fast", "diabetes", "zeta", "ablation"):
         assert verdicts[claim] == "held", claim
+    scopes = {c["id"]: c["scope"] for c in written}
+    assert scopes["diabetes"] == "tested at speed 4 of the claim's speeds 1, 2, 3, 4"
+    assert scopes["ablation"] == "tested at speed 3 of the claim's speeds 2, 3, 4"
+    assert scopes["reco_fast"] == "" and f"    ({scopes['diabetes']})" in printed
     assert "contradicted" not in verdicts.values()
     for c in written:
         assert f"[{c['verdict']}] {c['id']}: {c['claim']}" in printed
@@ -351,3 +356,18 @@ def test_glucose_and_action_plots(tmp_path):
     )
     assert [a.get_ylabel() for a in fig.axes] == ["CR (g/U)", "CF (mg/dL per U)", "alpha"]
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata()[-1], 40)
+
+
+def test_a_claim_tested_at_fewer_speeds_than_claimed_says_so():
+    # the quick protocol tests NS-Diabetes at speed 4 only: "held" must name its scope
+    partial = _table("diabetes", {4: (6, 1, 6, 6)}, se=0.5)
+    by_id = {c["id"]: c for c in claims(partial, [], zeta_weights())}
+    assert by_id["diabetes"]["verdict"] == "held"
+    assert by_id["diabetes"]["speeds"] == [4]
+    assert by_id["diabetes"]["scope"] == "tested at speed 4 of the claim's speeds 1, 2, 3, 4"
+    every = _table("diabetes", {s: (6, 1, 6, 6) for s in (0, 1, 2, 3, 4)}, se=0.5)
+    by_id = {c["id"]: c for c in claims(every, [], zeta_weights())}
+    assert by_id["diabetes"]["speeds"] == [1, 2, 3, 4] and by_id["diabetes"]["scope"] == ""
+    assert by_id["diabetes_stationary"]["scope"] == "" and by_id["zeta"]["scope"] == ""
+    # untested and unrun claims have no speeds and no scope sentence
+    assert by_id["reacher"]["speeds"] == [] and by_id["reacher"]["scope"] == ""

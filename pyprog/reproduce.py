@@ -417,12 +417,10 @@ def claims(
             table, "diabetes", CLAIM_SPEEDS["diabetes_stationary"], ["pro-wls"], others
         ),
         "ablation": ablation_cases,
+        "reco_stationary": reco_stationary,
     }
-    result_cases = {**cases, "reco_stationary": reco_stationary}
     out = []
     for key, text in CLAIMS.items():
-        if key in untested:
-            result_cases.pop(key, None)
         if key == "zeta":
             result, episodes = _zeta_claim(zeta), None
         elif key in untested:
@@ -438,7 +436,8 @@ def claims(
         else:
             episodes = cases[key][0][1].get("episodes") if cases[key] else None
             result = verdict_lower(cases[key], alpha) if cases[key] else _no_cases(None)
-        tested = sorted({case[1]["speed"] for case in result_cases.get(key, [])})
+        ran = [] if key in untested else cases.get(key, [])  # zeta has no speeds
+        tested = sorted({case[1]["speed"] for case in ran})
         out.append(
             {"id": key, "claim": text, **result, "episodes": episodes, **_scope(key, tested)}
         )

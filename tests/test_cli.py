@@ -123,12 +123,21 @@ def test_parse_helpers():
         parse_range("a", "--speed")
 
 
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process is POSIX")
 def test_ctrl_c_keeps_finished_rows_complete_and_resumes(tmp_path):
     """SIGINT mid-grid: exit 130, only whole rows, and the same command finishes the grid."""
     out = tmp_path / "grid"
     cmd = [sys.executable, "-m", "pyprog", "run", "--env", "reco", "--algo", "pro-ols,ftrl-pg"]
     cmd += ["--speed", "0-4", "--seeds", "3", "--episodes", "400", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a background job of a non-interactive shell inherits SIGINT ignored, and Python keeps
+    # it so (as nohup wants); the child gets the default disposition, as at a terminal
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     results = out / "results.csv"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

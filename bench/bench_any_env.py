@@ -16,8 +16,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from pyprog.experiment import run
-from pyprog.hyperparams import default_hyper, paper_hyper
+from pyprog.learn.hyperparams import default_hyper, paper_hyper
+from pyprog.runner.loop import run
 
 EPISODES = 1000
 SETTING = paper_hyper("reco", "pro-wls", 2)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from fresh_process import first_call_timings
 
-from pyprog.envs.diabetes import NSDiabetes, compile_kernels
-from pyprog.experiment import run
+from pyprog.envs.diabetes.env import NSDiabetes, compile_kernels
+from pyprog.runner.loop import run
 
 SPEED, EPISODE, CR, CF, SEED = 2.0, 300, 12.0, 35.0, 0
 RUN_EPISODES = 1000
@@ -112,7 +112,7 @@ def test_run_1000_days(benchmark, env):
 FIRST_CALL = """
 import json, time
 t0 = time.perf_counter()
-from pyprog.envs.diabetes import NSDiabetes, compile_kernels
+from pyprog.envs.diabetes.env import NSDiabetes, compile_kernels
 t1 = time.perf_counter()
 compile_s = compile_kernels()
 env = NSDiabetes(speed=2, seed=0)

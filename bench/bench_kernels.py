@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pyprog._ext import fallback
-from pyprog.bases import forecast_design
+from pyprog.forecast.bases import forecast_design
 
 compiled = pytest.importorskip("pyprog._ext._kernels", reason="compiled kernels not built")
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from fresh_process import first_call_timings
 
-from pyprog.envs.patient import BW, U2SS, pack_patient, simulate_patient, simulate_patients
-from pyprog.envs.simglucose_data import patient_names
+from pyprog.envs.diabetes.parameters import patient_names
+from pyprog.envs.diabetes.patient import BW, U2SS, pack_patient, simulate_patient, simulate_patients
 
 PATIENT = "adolescent#003"
 N_MINUTES = 1440
@@ -106,7 +106,7 @@ import json, time
 t0 = time.perf_counter()
 import numba
 import numpy as np
-from pyprog.envs.patient import simulate_patient, simulate_patients
+from pyprog.envs.diabetes.patient import simulate_patient, simulate_patients
 t1 = time.perf_counter()
 cho, insulin = np.zeros(1440), np.full(1440, 0.01)
 simulate_patient("adult#001", cho, insulin)

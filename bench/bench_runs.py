@@ -7,10 +7,10 @@ The baseline swaps every kernel for its NumPy twin (what ``PYPROG_PURE_PYTHON=1`
 
 import pytest
 
-import pyprog.agents
-import pyprog.policies
+import pyprog.learn.learners
+import pyprog.learn.policies
 from pyprog._ext import fallback
-from pyprog.experiment import run
+from pyprog.runner.loop import run
 
 compiled = pytest.importorskip("pyprog._ext._kernels", reason="compiled kernels not built")
 
@@ -34,8 +34,8 @@ def bench_run(benchmark, monkeypatch, impl, K, role, env, algo, target):
     benchmark.extra_info.update(impl=impl, role=role)
     if role == "candidate":
         benchmark.extra_info["target_seconds"] = target
-    monkeypatch.setattr(pyprog.agents, "kernels", K)
-    monkeypatch.setattr(pyprog.policies, "kernels", K)
+    monkeypatch.setattr(pyprog.learn.learners, "kernels", K)
+    monkeypatch.setattr(pyprog.learn.policies, "kernels", K)
     kwargs = dict(speed=2, seed=0, episodes=1000)
     result = benchmark.pedantic(run, args=(env, algo), kwargs=kwargs, rounds=2, iterations=1)
     assert result.returns.shape == (1000,)

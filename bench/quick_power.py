@@ -1,10 +1,10 @@
 """Power of candidate ``pyprog reproduce --quick`` protocols, measured by resampling seeds.
 
-How the quick protocol (``pyprog.reproduce.QUICK``) was chosen: run each candidate setting's
+How the quick protocol (``pyprog.paper.reproduce.QUICK``) was chosen: run each candidate setting's
 per-seed runs once, for a modest pool of seeds (12 on NS-Reco, 8 on NS-Diabetes, all of 1000
 episodes, the paper's settings), then estimate the power of each (speeds, seeds) choice as
 the fraction of bootstrap resamples of ``n`` seeds per learner (with replacement, from the
-pool) in which the claim's verdict (:mod:`pyprog.verdicts`) is ``held``; resamples that
+pool) in which the claim's verdict (:mod:`pyprog.stats.verdicts`) is ``held``; resamples that
 would be ``contradicted`` are counted too. Surrogate regret (NS-Diabetes) is recomputed on
 every resample, against the best mean curve of that resample.
 
@@ -19,12 +19,12 @@ from collections import defaultdict
 
 import numpy as np
 
-from pyprog.experiment import compare, mean_se
-from pyprog.hyperparams import ALGOS
-from pyprog.reproduce import BASELINES, PRO, Plan, plan_tasks
-from pyprog.store import ResultStore
-from pyprog.sweep import run_sweep
-from pyprog.verdicts import verdict_lower
+from pyprog.experiments.sweep import run_sweep
+from pyprog.learn.hyperparams import ALGOS
+from pyprog.paper.reproduce import BASELINES, PRO, Plan, plan_tasks
+from pyprog.results.store import ResultStore
+from pyprog.runner.loop import compare, mean_se
+from pyprog.stats.verdicts import verdict_lower
 
 POOL = Plan(
     name="power",

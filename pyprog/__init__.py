@@ -10,13 +10,12 @@ the gradient of that forecast.
 (300,)
 """
 
-from pyprog._backend import backend
+from pyprog._ext.backend import backend
 from pyprog._version import __version__
-from pyprog.agents import FTRLPG, ONPG, Learner, ProOLS, ProWLS
-from pyprog.bases import BASES, forecast_design, n_features, time_basis, time_index
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
-from pyprog.envs.simglucose_data import basal_rate
-from pyprog.estimators import (
+from pyprog.envs.diabetes.parameters import basal_rate
+from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis, time_index
+from pyprog.forecast.estimators import (
     Forecast,
     ForecastError,
     PDISResult,
@@ -26,10 +25,11 @@ from pyprog.estimators import (
     ols_weights,
     pdis,
 )
-from pyprog.experiment import RunResult, run, surrogate_regret
-from pyprog.hyperparams import Hyper, default_hyper
-from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
-from pyprog.safety import SafetyTest, safety_test
+from pyprog.forecast.safety import SafetyTest, safety_test
+from pyprog.learn.hyperparams import Hyper, default_hyper
+from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
+from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
+from pyprog.runner.loop import RunResult, run, surrogate_regret
 
 __all__ = [
     "BASES",
@@ -71,7 +71,7 @@ __all__ = [
 def __getattr__(name: str):
     # the patient model imports numba: load it on first use, not with pyprog
     if name == "simulate_patient":
-        from pyprog.envs.patient import simulate_patient
+        from pyprog.envs.diabetes.patient import simulate_patient
 
         return simulate_patient
     raise AttributeError(f"module 'pyprog' has no attribute {name!r}")

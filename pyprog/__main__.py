@@ -2,6 +2,6 @@
 
 import sys
 
-from pyprog.cli import main
+from pyprog.cli.main import main
 
 sys.exit(main())

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pyprog import agents, estimators, policies
 from pyprog._ext import fallback
+from pyprog.forecast import estimators
+from pyprog.learn import learners as agents
+from pyprog.learn import policies
 
 
 @pytest.fixture(params=["compiled", "numpy"])

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from pyprog import episode_ratios, nwis_forecast, ols_weights, pdis
-from pyprog.agents import FTRLPG, LEARNERS, ONPG, NonFiniteParametersError, ProOLS, ProWLS
-from pyprog.hyperparams import Hyper
-from pyprog.policies import GaussianPolicy, SoftmaxLinear, SoftmaxMLP
+from pyprog.learn.hyperparams import Hyper
+from pyprog.learn.learners import FTRLPG, LEARNERS, ONPG, NonFiniteParametersError, ProOLS, ProWLS
+from pyprog.learn.policies import GaussianPolicy, SoftmaxLinear, SoftmaxMLP
 
 
 def fill(learner, rng, episodes, horizon=1, reward=lambda obs, a, rng: np.sum(a) + rng.normal()):

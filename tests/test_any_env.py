@@ -13,12 +13,12 @@ from drifting_bandit import DriftingBandit
 from gymnasium import spaces
 
 import pyprog
-from pyprog import policies
-from pyprog.adapter import observation_encoder, resolve_env
-from pyprog.cli import main
-from pyprog.grid import read_results, run_grid
-from pyprog.hyperparams import Hyper, default_hyper, paper_hyper
-from pyprog.store import ResultStore
+from pyprog.cli.main import main
+from pyprog.experiments.grid import read_results, run_grid
+from pyprog.learn import policies
+from pyprog.learn.hyperparams import Hyper, default_hyper, paper_hyper
+from pyprog.results.store import ResultStore
+from pyprog.runner.adapter import observation_encoder, resolve_env
 
 
 class CountingEnv(gym.Env):
@@ -188,7 +188,7 @@ def test_prognosticator_beats_ftrl_pg_on_a_drifting_bandit():
         regret[algo] = np.array(
             [pyprog.run(DriftingBandit, algo, seed=s, episodes=600).regret for s in range(10)]
         )
-        mean, se = pyprog.experiment.mean_se(regret[algo])
+        mean, se = pyprog.runner.loop.mean_se(regret[algo])
         print(f"{algo:<8} regret {mean:7.1f} ± {se:.1f}")
     p = {
         algo: scipy.stats.ttest_ind(
@@ -353,19 +353,19 @@ def test_a_factory_through_the_cli_run_and_sweep(tmp_path, monkeypatch, capsys):
 
 
 def test_top_level_names():
-    from pyprog.envs.patient import simulate_patient
+    from pyprog.envs.diabetes.patient import simulate_patient
 
     assert pyprog.simulate_patient is simulate_patient
     for name in ("ProOLS", "ProWLS", "FTRLPG", "ONPG", "Learner", "Hyper"):
         assert getattr(pyprog, name) is getattr(
-            pyprog.agents if name != "Hyper" else pyprog.hyperparams, name
+            pyprog.learn.learners if name != "Hyper" else pyprog.learn.hyperparams, name
         )
     for name in ("SoftmaxLinear", "SoftmaxMLP", "GaussianPolicy", "Policy"):
         assert getattr(pyprog, name) is getattr(policies, name)
 
 
 def test_sweep_settings_for_any_environment():
-    from pyprog.sweep import draw_settings
+    from pyprog.experiments.sweep import draw_settings
 
     pendulum = draw_settings("Pendulum-v1", 4, seed=1)
     assert pendulum == draw_settings("Pendulum-v1", 4, seed=1)  # reproducible

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pyprog.buffer
-from pyprog.buffer import EpisodeBuffer
-from pyprog.policies import GaussianPolicy, SoftmaxMLP
+import pyprog.learn.buffer
+from pyprog.learn.buffer import EpisodeBuffer
+from pyprog.learn.policies import GaussianPolicy, SoftmaxMLP
 
 H = 4
 
@@ -300,5 +300,5 @@ def test_add_episode_errors(index, value, match):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(pyprog.buffer)
+    result = doctest.testmod(pyprog.learn.buffer)
     assert result.attempted > 0 and result.failed == 0

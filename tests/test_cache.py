@@ -1,4 +1,4 @@
-"""numba's cache of pyprog's jitted functions lives in a per-user directory (pyprog._cache).
+"""numba's cache of pyprog's jitted functions lives in a per-user directory (pyprog.utils.cache).
 
 Nothing is ever written inside the installed package: a read-only install works for a
 non-root user, and ``pip uninstall`` leaves no ``site-packages/pyprog/`` folder behind (the
@@ -19,13 +19,14 @@ import pytest
 from unprivileged import run_unprivileged
 
 import pyprog
-from pyprog import _cache
-from pyprog.envs import _diabetes_day, patient
+from pyprog.envs.diabetes import day as _diabetes_day
+from pyprog.envs.diabetes import patient
+from pyprog.utils import cache as _cache
 
 PACKAGE = Path(pyprog.__file__).resolve().parent
 PROJECT = PACKAGE.parent
 # A cached function of pyprog that compiles in a second: enough to make numba write its cache.
-CALL_CACHED = "from pyprog.envs.patient import _fmin; print(_fmin(1.0, 2.0))"
+CALL_CACHED = "from pyprog.envs.diabetes.patient import _fmin; print(_fmin(1.0, 2.0))"
 NO_CACHE_WARNING = "pyprog: no writable cache directory"
 
 
@@ -185,7 +186,7 @@ def _run_as_user(site: Path, cache_dir: str | None) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import pyprog as fresh
-            from pyprog.envs.patient import _fmin
+            from pyprog.envs.diabetes.patient import _fmin
 
             value = _fmin(1.0, 2.0)
         return {
@@ -299,7 +300,7 @@ def test_an_edit_of_any_source_in_the_folder_starts_a_new_cache(tmp_path):
     """numba checks a cached function against its own file only: an edited callee in
     another file of the folder (patient.py, called by _diabetes_day.py) must not leave the
     caller's stale entry in use, so the folder's digest is part of the cache path."""
-    from pyprog._cache import sources_digest
+    from pyprog.utils.cache import sources_digest
 
     (tmp_path / "caller.py").write_text("def day(): return step()\n")
     (tmp_path / "callee.py").write_text("def step(): return 1\n")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pyprog import __version__
-from pyprog.cli import build_parser, main
-from pyprog.grid import CSV_COLUMNS, parse_range, parse_seeds, read_results
+from pyprog.cli.main import build_parser, main
+from pyprog.experiments.grid import CSV_COLUMNS, parse_range, parse_seeds, read_results
 
 
 def test_version(capsys):

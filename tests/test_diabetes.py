@@ -21,17 +21,17 @@ from gymnasium.utils.env_checker import check_env
 from simglucose_oracle import simglucose_classes
 
 import pyprog  # noqa: F401  (importing pyprog registers the environments)
-from pyprog.envs import _diabetes_day as day_module
-from pyprog.envs import diabetes as diabetes_module
-from pyprog.envs.diabetes import (
+from pyprog.envs.diabetes import day as day_module
+from pyprog.envs.diabetes import env as diabetes_module
+from pyprog.envs.diabetes.env import (
     NSDiabetes,
     compile_kernels,
     is_compiled,
     simulate_day,
 )
-from pyprog.envs.patient import KM0, N_PARAMS, N_STATES, IntegrationError, pack_patient
-from pyprog.envs.simglucose_data import patient_params, pump_params, sensor_params
-from pyprog.experiment import run
+from pyprog.envs.diabetes.parameters import patient_params, pump_params, sensor_params
+from pyprog.envs.diabetes.patient import KM0, N_PARAMS, N_STATES, IntegrationError, pack_patient
+from pyprog.runner.loop import run
 
 PATIENT_A, PATIENT_B = "adolescent#003", "adolescent#008"
 MIDNIGHT = datetime(2018, 1, 1, 0, 0, 0)  # the authors' start time; any midnight will do

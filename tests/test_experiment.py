@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import pyprog
-from pyprog.experiment import run, surrogate_regret
-from pyprog.hyperparams import ALGOS, ENVS, Hyper, paper_hyper
+from pyprog.learn.hyperparams import ALGOS, ENVS, Hyper, paper_hyper
+from pyprog.runner.loop import run, surrogate_regret
 
 
 def test_run_is_reproducible_from_its_seed():

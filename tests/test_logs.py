@@ -1,4 +1,4 @@
-"""Logged episodes from CSV (``pyprog.logs``) and ``pyprog forecast``."""
+"""Logged episodes from CSV (``pyprog.forecast.logs``) and ``pyprog forecast``."""
 
 import json
 import re
@@ -10,8 +10,8 @@ import pytest
 from forecast_montecarlo import safety_episodes
 
 import pyprog
-from pyprog.cli import main
-from pyprog.logs import LogFormatError, read_logs
+from pyprog.cli.main import main
+from pyprog.forecast.logs import LogFormatError, read_logs
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
 

@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-import pyprog.optim
-from pyprog.optim import SGD, Adam, RMSprop, make_optimizer
-from pyprog.policies import SoftmaxMLP
+import pyprog.learn.optim
+from pyprog.learn.optim import SGD, Adam, RMSprop, make_optimizer
+from pyprog.learn.policies import SoftmaxMLP
 
 P = 5
 STEPS = 6
@@ -213,5 +213,5 @@ def test_step_errors_leave_state_untouched(cls):
 
 
 def test_docstring_examples():
-    result = doctest.testmod(pyprog.optim)
+    result = doctest.testmod(pyprog.learn.optim)
     assert result.attempted > 0 and result.failed == 0

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from simglucose_oracle import simglucose_classes
 
-from pyprog.envs import simglucose_data
-from pyprog.envs.patient import (
+from pyprog.envs.diabetes import parameters as simglucose_data
+from pyprog.envs.diabetes.patient import (
     BW,
     IS_EATING,
     LAST_CHO,

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import pyprog.policies
-from pyprog.policies import GaussianPolicy, SoftmaxLinear, SoftmaxMLP
+import pyprog.learn.policies
+from pyprog.learn.policies import GaussianPolicy, SoftmaxLinear, SoftmaxMLP
 
 M = 12
 CASES = ["linear", "linear20", "mlp", "gaussian", "gaussian_unbounded"]
@@ -477,5 +477,5 @@ def test_log_prob_and_grad_coef_errors():
 
 
 def test_docstring_examples():
-    result = doctest.testmod(pyprog.policies)
+    result = doctest.testmod(pyprog.learn.policies)
     assert result.attempted > 0 and result.failed == 0

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from pyprog import run
-from pyprog.hyperparams import paper_hyper
-from pyprog.replay import replay
+from pyprog.learn.hyperparams import paper_hyper
+from pyprog.runner.replay import replay
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from pyprog import plots
-from pyprog.hyperparams import ALGOS, paper_hyper
-from pyprog.reproduce import (
+from pyprog.learn.hyperparams import ALGOS, paper_hyper
+from pyprog.paper import figures as plots
+from pyprog.paper.reproduce import (
     CLAIMS,
     FULL,
     QUICK,
@@ -19,8 +19,8 @@ from pyprog.reproduce import (
     stationary_margin,
     zeta_weights,
 )
-from pyprog.store import ResultStore
-from pyprog.verdicts import VERDICTS
+from pyprog.results.store import ResultStore
+from pyprog.stats.verdicts import VERDICTS
 
 #: Every kind of figure reproduce draws (names without their speed)
 FIGURE_KINDS = {
@@ -126,7 +126,7 @@ def test_every_run_is_in_the_store_and_a_rerun_reuses_them(tiny):
 
 def test_store_best_settings_replace_the_papers(tmp_path):
     # a "sweep" that ran one custom setting of pro-ols at speed 0 on NS-Reco
-    from pyprog.sweep import SweepTask, run_sweep
+    from pyprog.experiments.sweep import SweepTask, run_sweep
 
     custom = paper_hyper("reco", "pro-ols", 0).replace(lr=0.02, delta=2)
     run_sweep(
@@ -153,8 +153,8 @@ def test_reproduce_does_not_change_what_best_answers(tmp_path, capsys):
     """``reproduce --store S`` only reads S: ``best --store S`` answers the same before and
     after, and S is unchanged byte for byte, although the reproduction ran more seeds of the
     sweep's best settings, the paper's settings and the ablation's other bases."""
-    from pyprog.cli import main
-    from pyprog.sweep import SweepTask, run_sweep
+    from pyprog.cli.main import main
+    from pyprog.experiments.sweep import SweepTask, run_sweep
 
     sweep = tmp_path / "s.sqlite"
     settings = [paper_hyper("reco", "pro-wls", 3).replace(lr=lr) for lr in (0.002, 0.02)]
@@ -270,7 +270,7 @@ def test_the_quick_plan_draws_every_figure_kind_and_says_what_it_does_not_test()
 
 @pytest.mark.slow
 def test_quick_writes_every_figure_kind_and_prints_the_verdicts(tmp_path, capsys):
-    from pyprog.cli import main
+    from pyprog.cli.main import main
 
     assert main(["reproduce", "--quick", "--out", str(tmp_path), "--jobs", "2", "--quiet"]) == 0
     printed = capsys.readouterr().out

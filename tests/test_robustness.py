@@ -14,8 +14,8 @@ from hypothesis.extra import numpy as hnp
 
 import pyprog
 from pyprog._ext import fallback
-from pyprog.bases import forecast_design, time_basis
-from pyprog.estimators import ForecastError
+from pyprog.forecast.bases import forecast_design, time_basis
+from pyprog.forecast.estimators import ForecastError
 
 try:
     from pyprog._ext import _kernels as compiled
@@ -282,7 +282,7 @@ class TestExtremeWeights:
 
 
 def a_result(seed, returns=None):
-    from pyprog.experiment import RunResult
+    from pyprog.runner.loop import RunResult
 
     returns = np.arange(1.0, 6.0) if returns is None else returns
     return RunResult(
@@ -291,7 +291,7 @@ def a_result(seed, returns=None):
 
 
 def _open_and_add(path, barrier, seed, queue):
-    from pyprog.store import ResultStore
+    from pyprog.results.store import ResultStore
 
     try:
         barrier.wait()
@@ -309,7 +309,7 @@ class TestStoreCreation:
     def test_synchronised_creators_keep_every_row(self, tmp_path, trial):
         import multiprocessing
 
-        from pyprog.store import ResultStore
+        from pyprog.results.store import ResultStore
 
         ctx = multiprocessing.get_context("fork")
         path = tmp_path / "new.sqlite"
@@ -333,14 +333,14 @@ class TestDamagedStores:
     """Item 3: corrupt or foreign files give one StoreError (exit 2), and nothing is written."""
 
     def make_store(self, path, runs=30):
-        from pyprog.store import ResultStore
+        from pyprog.results.store import ResultStore
 
         with ResultStore(path) as store:
             for seed in range(runs):
                 store.add(a_result(seed, np.random.default_rng(seed).random(400)))
 
     def test_overwritten_page_is_one_store_error(self, tmp_path):
-        from pyprog.store import ResultStore, StoreError
+        from pyprog.results.store import ResultStore, StoreError
 
         path = tmp_path / "runs.sqlite"
         self.make_store(path)
@@ -357,7 +357,7 @@ class TestDamagedStores:
 
     @pytest.mark.parametrize("command", ["best", "sweep"])
     def test_cli_on_corrupt_store_exits_2_with_one_line(self, tmp_path, command, capsys):
-        from pyprog.cli import main
+        from pyprog.cli.main import main
 
         path = tmp_path / "runs.sqlite"
         self.make_store(path)
@@ -394,7 +394,7 @@ class TestDamagedStores:
     def test_foreign_runs_table_without_key_is_refused_and_untouched(self, tmp_path):
         import sqlite3
 
-        from pyprog.store import _SCHEMA, ResultStore, StoreError
+        from pyprog.results.store import _SCHEMA, ResultStore, StoreError
 
         path = tmp_path / "foreign.sqlite"
         schema = _SCHEMA.replace(",\n    UNIQUE (env, algo, speed, setting_hash, seed)", "")
@@ -413,7 +413,7 @@ class TestDamagedStores:
 
     @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
     def test_add_refuses_non_finite_returns(self, tmp_path, bad):
-        from pyprog.store import ResultStore
+        from pyprog.results.store import ResultStore
 
         returns = np.arange(1.0, 6.0)
         returns[2] = bad
@@ -451,7 +451,7 @@ class TestRunFolderLock:
     def test_locked_folder_is_refused_at_once(self, tmp_path, capsys):
         import fcntl
 
-        from pyprog.cli import main
+        from pyprog.cli.main import main
 
         with open(tmp_path / ".pyprog-run.lock", "a") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
@@ -460,7 +460,7 @@ class TestRunFolderLock:
         assert not (tmp_path / "results.csv").exists()
 
     def test_duplicate_rows_count_once(self, tmp_path):
-        from pyprog.grid import CSV_COLUMNS, read_results
+        from pyprog.experiments.grid import CSV_COLUMNS, read_results
 
         row = "reco,onpg,1,0,20,1.5,2.0,0.1,5,0,0,returns/x.npy"
         (tmp_path / "results.csv").write_text(
@@ -656,7 +656,7 @@ class TestInputValidation:
             time_basis(x)
 
     def test_long_horizon_is_summed_not_materialised(self):
-        from pyprog.bases import MAX_DELTA
+        from pyprog.forecast.bases import MAX_DELTA
 
         _, phi_star = forecast_design(50, 300_000, "poly", 3)
         # mean of x and x² over the future times x = k / s, k = 51..300050 (s = n + δ + 2)
@@ -699,7 +699,7 @@ class TestCLIBounds:
     def test_bounded_at_once(self, tmp_path, args, capsys):
         import time
 
-        from pyprog.cli import main
+        from pyprog.cli.main import main
 
         where = (
             ["--out", str(tmp_path / "out")]
@@ -722,12 +722,16 @@ class TestPatientModel:
 
     @pytest.fixture
     def params(self):
-        from pyprog.envs.simglucose_data import patient_params
+        from pyprog.envs.diabetes.parameters import patient_params
 
         return dict(patient_params("adult#001"))
 
     def test_tiny_volume_is_an_integration_error(self, params):
-        from pyprog.envs.patient import IntegrationError, simulate_patient, simulate_patients
+        from pyprog.envs.diabetes.patient import (
+            IntegrationError,
+            simulate_patient,
+            simulate_patients,
+        )
 
         params["Vg"] = 1e-310
         with pytest.raises(IntegrationError):
@@ -737,14 +741,14 @@ class TestPatientModel:
 
     @pytest.mark.parametrize("value", [None, [1.0, 2.0], 1 + 2j, True, "abc"])
     def test_parameter_values_must_be_real(self, params, value):
-        from pyprog.envs.patient import pack_patient
+        from pyprog.envs.diabetes.patient import pack_patient
 
         params["kabs"] = value
         with pytest.raises(ValueError, match="patient parameter 'kabs' must be a real number"):
             pack_patient(params)
 
     def test_generator_of_patients_reports_the_failing_day(self, params):
-        from pyprog.envs.patient import IntegrationError, simulate_patients
+        from pyprog.envs.diabetes.patient import IntegrationError, simulate_patients
 
         bad = dict(params, Vg=1e-310)
         with pytest.raises(IntegrationError, match="day 1 of the batch"):

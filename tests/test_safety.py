@@ -6,8 +6,8 @@ import scipy.stats
 from forecast_montecarlo import acceptance, safety_episodes
 
 import pyprog
-from pyprog.bases import forecast_design
-from pyprog.uncertainty import forecast_interval
+from pyprog.forecast.bases import forecast_design
+from pyprog.forecast.intervals import forecast_interval
 
 ARGS = dict(delta=5, basis="fourier", d=3, alpha=0.05)
 

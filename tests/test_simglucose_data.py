@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import pyprog
-from pyprog.envs.patient import simulate_patient
-from pyprog.envs.simglucose_data import patient_params
+from pyprog.envs.diabetes.parameters import patient_params
+from pyprog.envs.diabetes.patient import simulate_patient
 
 
 @pytest.mark.parametrize("name", ["adult#001", "adolescent#008", "child#003"])

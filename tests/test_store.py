@@ -23,9 +23,8 @@ import pytest
 from unprivileged import run_unprivileged
 
 from pyprog._version import __version__
-from pyprog.experiment import RunResult
-from pyprog.hyperparams import Hyper
-from pyprog.store import (
+from pyprog.learn.hyperparams import Hyper
+from pyprog.results.store import (
     FORMAT,
     SCHEMA_VERSION,
     ResultStore,
@@ -35,6 +34,7 @@ from pyprog.store import (
     run_key,
     setting_hash,
 )
+from pyprog.runner.loop import RunResult
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -134,7 +134,7 @@ class TestSettingHash:
     def test_same_in_another_process(self):
         hyper = Hyper(lr=0.0123456789, delta=3, gauss_std=1.7).to_dict()
         code = (
-            "import json, sys; from pyprog.store import setting_hash; "
+            "import json, sys; from pyprog.results.store import setting_hash; "
             "print(setting_hash(json.loads(sys.argv[1])))"
         )
         env = dict(os.environ, PYTHONHASHSEED="12345")
@@ -653,7 +653,7 @@ class TestConcurrentReaders:
 _READER_SCRIPT = textwrap.dedent(
     """
     import sys, time
-    from pyprog.store import ResultStore
+    from pyprog.results.store import ResultStore
     path, n = sys.argv[1], int(sys.argv[2])
     with ResultStore(path, readonly=True, timeout=5) as store:
         print("ready", flush=True)
@@ -677,7 +677,7 @@ _WRITER_SCRIPT = textwrap.dedent(
     import sys, time
     sys.path.insert(0, {tests_dir!r})
     from test_store import make_result
-    from pyprog.store import ResultStore
+    from pyprog.results.store import ResultStore
 
     path, n, pause_at = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     store = ResultStore(path)

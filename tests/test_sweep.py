@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 from unprivileged import run_unprivileged
 
-from pyprog.cli import main
-from pyprog.experiment import RunResult, run
-from pyprog.grid import read_results
-from pyprog.hyperparams import ENVS, Hyper, paper_hyper
-from pyprog.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
-from pyprog.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
+from pyprog.cli.main import main
+from pyprog.experiments.grid import read_results
+from pyprog.experiments.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
+from pyprog.learn.hyperparams import ENVS, Hyper, paper_hyper
+from pyprog.results.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
+from pyprog.runner.loop import RunResult, run
 
 SHIPPED = Path(__file__).resolve().parents[1] / "pyprog" / "data" / "hyperparams.json"
 #: The small sweep most tests run: 2 algos x 2 speeds x `settings` x `seeds`.
@@ -108,7 +108,7 @@ class TestDrawSettings:
     def test_same_settings_in_another_process(self):
         """The draw does not depend on the process (hash seeds, import order)."""
         code = (
-            "import json; from pyprog.sweep import draw_settings; "
+            "import json; from pyprog.experiments.sweep import draw_settings; "
             "print(json.dumps([h.to_dict() for h in draw_settings('reacher', 4, seed=11)]))"
         )
         done = subprocess.run(

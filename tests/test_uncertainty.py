@@ -5,10 +5,10 @@ import pytest
 from forecast_montecarlo import coverage
 
 import pyprog
-from pyprog import uncertainty
 from pyprog._ext import fallback
-from pyprog.bases import forecast_design
-from pyprog.uncertainty import forecast_interval, rademacher_signs
+from pyprog.forecast import intervals as uncertainty
+from pyprog.forecast.bases import forecast_design
+from pyprog.forecast.intervals import forecast_interval, rademacher_signs
 
 try:
     from pyprog._ext import _kernels as compiled
@@ -110,7 +110,7 @@ class TestBackwardCompatible:
             raise AssertionError("the bootstrap ran without alpha")
 
         monkeypatch.setattr(uncertainty, "forecast_interval", forbidden)
-        monkeypatch.setattr(pyprog.estimators, "forecast_interval", forbidden)
+        monkeypatch.setattr(pyprog.forecast.estimators, "forecast_interval", forbidden)
         f = pyprog.nis_forecast(np.arange(20.0), 1, "linear")
         assert f.low is None and f.high is None
         value, grad, *_ = f

@@ -1,4 +1,4 @@
-"""Verdicts from tests across seeds, on constructed tables (pyprog.verdicts)."""
+"""Verdicts from tests across seeds, on constructed tables (pyprog.stats.verdicts)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pyprog.verdicts import holm, verdict_equivalent, verdict_lower, welch, welch_p
+from pyprog.stats.verdicts import holm, verdict_equivalent, verdict_lower, welch, welch_p
 
 
 def group(mean, se, seeds=10):

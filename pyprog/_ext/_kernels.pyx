@@ -5,7 +5,7 @@
 Each function has a NumPy twin of the same name, signature and docstring in
 ``fallback.py``; a comment with the NumPy meaning stands above each low-level step.
 Kernels trust the values of their inputs; validation happens once, in
-:mod:`pyprog.estimators`. They do check, cheaply, that each array is float64 with
+:mod:`pyprog.forecast.estimators`. They do check, cheaply, that each array is float64 with
 the layout they read (C-contiguous; the design ``phi`` of ``wls_forecast`` is
 Fortran-ordered, one contiguous column per feature) and that shapes agree, so that a
 wrong call raises instead of reading out of bounds.

@@ -6,7 +6,7 @@ and edge-case inputs. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere
 
 Kernels trust their inputs (float64, C-contiguous except ``wls_forecast``'s Fortran
 ``phi``, shapes as documented); the public
-functions in :mod:`pyprog.estimators` validate at the boundary.
+functions in :mod:`pyprog.forecast.estimators` validate at the boundary.
 """
 
 import math

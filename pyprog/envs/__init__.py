@@ -14,7 +14,7 @@ __all__ = ["register_envs"]
 ENV_IDS = {
     "pyprog/NSReco-v0": "pyprog.envs.reco:NSReco",
     "pyprog/NSReacher-v0": "pyprog.envs.reacher:NSReacher",
-    "pyprog/NSDiabetes-v0": "pyprog.envs.diabetes:NSDiabetes",
+    "pyprog/NSDiabetes-v0": "pyprog.envs.diabetes.env:NSDiabetes",
 }
 
 

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pyprog._validation import check_action, check_speed, reset_option
+from pyprog.utils.validation import check_action, check_speed, reset_option
 
 __all__ = ["NSReco"]
 

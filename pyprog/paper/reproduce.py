@@ -9,11 +9,11 @@ interrupted reproduce resumes, and runs already there are reused.
 
 Outputs in ``--out``: PNG figures, CSV tables, ``summary.md`` and ``claims.json``. Each
 claim gets a verdict — ``held``, ``contradicted`` or ``inconclusive`` — from a test across
-seeds named beside it (:mod:`pyprog.verdicts`: one-sided Welch t-tests with Holm's
+seeds named beside it (:mod:`pyprog.stats.verdicts`: one-sided Welch t-tests with Holm's
 correction over the claim's cases; two one-sided tests against a margin fixed up front for
 the stationary-equivalence claim). NS-Diabetes also gets the policies' (CR, CF) over the
 episodes and a day of blood glucose under an early and the last policy: one run per learner
-is replayed from its seed to record them (:mod:`pyprog.replay`), which leaves the store as
+is replayed from its seed to record them (:mod:`pyprog.runner.replay`), which leaves the store as
 it is.
 """
 
@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.bases import BASES
-from pyprog.estimators import ols_weights
-from pyprog.experiment import compare, mean_se
-from pyprog.hyperparams import ALGOS, Hyper, paper_hyper
-from pyprog.parallel import execute
-from pyprog.replay import replay
-from pyprog.store import ResultStore, StoreError
-from pyprog.sweep import SweepTask, best_settings, run_sweep
-from pyprog.verdicts import ALPHA, verdict_equivalent, verdict_lower
+from pyprog.experiments.sweep import SweepTask, best_settings, run_sweep
+from pyprog.forecast.bases import BASES
+from pyprog.forecast.estimators import ols_weights
+from pyprog.learn.hyperparams import ALGOS, Hyper, paper_hyper
+from pyprog.results.store import ResultStore, StoreError
+from pyprog.runner.loop import compare, mean_se
+from pyprog.runner.parallel import execute
+from pyprog.runner.replay import replay
+from pyprog.stats.verdicts import ALPHA, verdict_equivalent, verdict_lower
 
 __all__ = [
     "CLAIMS",
@@ -377,7 +377,7 @@ def claims(
     untested : dict of str to str, optional
         Claims not to test, each with the reason (:attr:`Plan.untested`).
     alpha : float
-        Level of every test (:data:`pyprog.verdicts.ALPHA`).
+        Level of every test (:data:`pyprog.stats.verdicts.ALPHA`).
 
     Returns
     -------
@@ -491,7 +491,7 @@ def _replay_task(task: SweepTask):
 def diabetes_policies(tasks: Sequence[SweepTask], jobs: int | None = None) -> dict[str, Any]:
     """What NS-Diabetes runs' policies chose, and the blood glucose of an early and a late day.
 
-    Each task (one per learner, same speed and episodes) is replayed (:func:`pyprog.replay.
+    Each task (one per learner, same speed and episodes) is replayed (:func:`pyprog.runner.replay.
     replay`, about one run's time) to record the policy's mean (CR, CF) before every
     episode. The days: the patient of episode ``k`` treated with the mean (CR, CF) of the
     policy that acts in episode ``k``, for ``k = episodes // 10`` (early) and the last one.
@@ -503,7 +503,7 @@ def diabetes_policies(tasks: Sequence[SweepTask], jobs: int | None = None) -> di
         grams)], ``alpha`` (episodes,) the patient mix, ``returns`` {algo: (episodes,)},
         ``actions`` {algo: (episodes, 2)} and ``glucose`` {algo: {day: DayTrace}}.
     """
-    from pyprog.envs.diabetes import NSDiabetes, simulate_day
+    from pyprog.envs.diabetes.env import NSDiabetes, simulate_day
 
     tasks = list(tasks)
     if not tasks:
@@ -531,7 +531,7 @@ def diabetes_policies(tasks: Sequence[SweepTask], jobs: int | None = None) -> di
 
 def _glucose_rows(policies: dict[str, Any]) -> list[dict]:
     """Per learner and day: the (CR, CF), time in the 70–180 mg/dL range, mean and min BG."""
-    from pyprog.plots import BG_TARGET_RANGE
+    from pyprog.paper.figures import BG_TARGET_RANGE
 
     low, high = BG_TARGET_RANGE
     rows = []
@@ -580,7 +580,7 @@ def _figures(
 ) -> list[str]:
     import matplotlib.pyplot as plt
 
-    from pyprog import plots
+    from pyprog.paper import figures as plots
 
     made = []
 

@@ -4,7 +4,7 @@ simglucose's ``T1DPatient`` advances its 13-state ODE one minute at a time: it t
 announced carbohydrate into what the patient eats this minute (at most 5 g/min), updates its
 meal bookkeeping, then calls ``scipy.integrate.ode(...).set_integrator("dopri5").integrate(t + 1)``
 with the inputs held constant over the minute. This module does the same with numba-jitted
-functions over plain float64 arrays (cached per user, see :mod:`pyprog._cache`):
+functions over plain float64 arrays (cached per user, see :mod:`pyprog.utils.cache`):
 
 * :func:`patient_rhs` is ``T1DPatient.model`` term by term (same operations, same order);
 * :func:`dopri5_minute` is one ``integrate(t + 1)`` call of scipy's dopri5 (Hairer's DOPRI5 as
@@ -34,7 +34,7 @@ the model constants (``"BW"``, ``"kabs"``, …) at the index constants of this m
 Examples
 --------
 >>> import numpy as np
->>> from pyprog.envs.patient import simulate_patient
+>>> from pyprog.envs.diabetes.patient import simulate_patient
 >>> cho = np.zeros(1440); cho[420] = 50.0          # a 50 g breakfast announced at 7:00
 >>> insulin = np.full(1440, 0.0108)                 # U/min, about the basal rate
 >>> insulin[420] += 5.0                             # a 5 U bolus with the meal
@@ -53,8 +53,8 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from pyprog._cache import cached_njit
-from pyprog.envs.simglucose_data import patient_params
+from pyprog.envs.diabetes.parameters import patient_params
+from pyprog.utils.cache import cached_njit
 
 __all__ = [
     "N_PARAMS",
@@ -714,7 +714,7 @@ def pack_patient(patient: PatientLike) -> np.ndarray:
     patient : str, mapping or ndarray
         A simglucose patient name (``"adolescent#003"``), a mapping with at least the keys
         ``PARAM_NAMES`` (e.g. a row of ``vpatient_params.csv`` as returned by
-        :func:`pyprog.envs.simglucose_data.patient_params`; other keys are ignored), or an
+        :func:`pyprog.envs.diabetes.parameters.patient_params`; other keys are ignored), or an
         already packed vector of shape (N_PARAMS,).
 
     Returns
@@ -730,7 +730,7 @@ def pack_patient(patient: PatientLike) -> np.ndarray:
 
     Examples
     --------
-    >>> from pyprog.envs.patient import BW, pack_patient
+    >>> from pyprog.envs.diabetes.patient import BW, pack_patient
     >>> float(pack_patient("adolescent#003")[BW])
     44.791
     """
@@ -741,7 +741,7 @@ def pack_patient(patient: PatientLike) -> np.ndarray:
         if missing:
             raise ValueError(
                 f"patient parameters are missing {missing}; pass a simglucose patient name or a "
-                "row of vpatient_params.csv (pyprog.envs.simglucose_data.patient_params)"
+                "row of vpatient_params.csv (pyprog.envs.diabetes.parameters.patient_params)"
             )
         packed = np.array([_param_value(name, patient[name]) for name in PARAM_NAMES])
     else:

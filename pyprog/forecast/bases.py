@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pyprog._validation import as_float_array, check_finite, check_int
+from pyprog.utils.validation import as_float_array, check_finite, check_int
 
 __all__ = ["BASES", "MAX_DELTA", "forecast_design", "n_features", "time_basis", "time_index"]
 

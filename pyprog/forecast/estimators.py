@@ -26,8 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pyprog._backend import kernels
-from pyprog._validation import (
+from pyprog._ext.backend import kernels
+from pyprog.forecast.bases import forecast_design, n_features
+from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
+from pyprog.utils.validation import (
     as_float_array,
     check_clip,
     check_finite,
@@ -38,8 +40,6 @@ from pyprog._validation import (
     check_representable,
     check_same_shape,
 )
-from pyprog.bases import forecast_design, n_features
-from pyprog.uncertainty import check_alpha, check_n_boot, forecast_interval
 
 __all__ = [
     "Forecast",
@@ -267,7 +267,7 @@ def nis_forecast(
         If given, also a two-sided ``1 − alpha`` confidence interval of the mean
         performance over the next ``delta`` episodes, by a wild bootstrap of the
         studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
-        see :mod:`pyprog.uncertainty`). Without it nothing more is computed.
+        see :mod:`pyprog.forecast.intervals`). Without it nothing more is computed.
     n_boot : int >= 100
         Bootstrap draws (only with ``alpha``).
     seed : None, int or numpy.random.Generator
@@ -334,7 +334,7 @@ def nwis_forecast(
         As in :func:`nis_forecast`: with ``alpha``, a two-sided ``1 − alpha`` interval by
         the wild bootstrap of the weighted fit, the ratios held fixed (its standard error
         is the sandwich variance of the WLS estimating equations, valid for random
-        ratios too; see :mod:`pyprog.uncertainty`).
+        ratios too; see :mod:`pyprog.forecast.intervals`).
 
     Returns
     -------

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pyprog._validation import check_int
+from pyprog.utils.validation import check_int
 
 __all__ = ["EpisodeBatch", "EpisodeBuffer", "FlatSteps"]
 
@@ -244,7 +244,7 @@ class EpisodeBuffer:
 
         Parameters
         ----------
-        policy : pyprog.policies.Policy
+        policy : pyprog.learn.policies.Policy
             Supplies ``obs_dim``, ``action_shape`` and ``action_dtype``.
         horizon : int
         capacity : int, default 1000

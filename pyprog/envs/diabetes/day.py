@@ -47,8 +47,7 @@ import numpy as np
 from scipy.interpolate import interp1d
 from scipy.stats import truncnorm
 
-from pyprog._cache import cached_njit
-from pyprog.envs.patient import (
+from pyprog.envs.diabetes.patient import (
     N_STATES,
     STATUS_NOT_FINITE,
     STATUS_OK,
@@ -57,6 +56,7 @@ from pyprog.envs.patient import (
     new_workspace,
     patient_step,
 )
+from pyprog.utils.cache import cached_njit
 
 __all__ = [
     "DAY_MINUTES",
@@ -96,7 +96,7 @@ TRACE_CGM = 3  # CGM reading, averaged over the sample (mg/dL); the bolus rule's
 TRACE_RISK = 4  # risk index of that CGM; the sample's reward is its negative
 N_TRACE = 5
 
-# Kernel status beyond the patient's (pyprog.envs.patient.STATUS_*)
+# Kernel status beyond the patient's (pyprog.envs.diabetes.patient.STATUS_*)
 STATUS_NOISE_EXHAUSTED = -10  # the day needed more CGM readings than were drawn
 
 # CGMNoise: one Johnson-SU draw every 15 min, PRECOMPUTE draws interpolated at a time
@@ -197,7 +197,7 @@ def cgm_noise(sensor: dict[str, float], seed: int, n: int) -> np.ndarray:
     Parameters
     ----------
     sensor : dict
-        A row of ``sensor_params.csv`` (:func:`pyprog.envs.simglucose_data.sensor_params`).
+        A row of ``sensor_params.csv`` (:func:`pyprog.envs.diabetes.parameters.sensor_params`).
     seed : int
         Sensor seed, ``0 <= seed < 2**32``.
     n : int
@@ -218,7 +218,7 @@ def cgm_noise(sensor: dict[str, float], seed: int, n: int) -> np.ndarray:
 
     Examples
     --------
-    >>> from pyprog.envs.simglucose_data import sensor_params
+    >>> from pyprog.envs.diabetes.parameters import sensor_params
     >>> cgm_noise(sensor_params("Dexcom"), seed=0, n=5).shape
     (5,)
     """
@@ -321,7 +321,7 @@ def diabetes_day(params, meals, noise, cr, cf, pump, sensor, trace):
     Parameters
     ----------
     params : ndarray, shape (N_PARAMS,)
-        Packed patient (:func:`pyprog.envs.patient.pack_patient`); the day starts from
+        Packed patient (:func:`pyprog.envs.diabetes.patient.pack_patient`); the day starts from
         ``params[:13]`` at t = 0 (midnight).
     meals : ndarray, shape (1440,)
         Carbohydrate announced in each minute after midnight (g), :func:`scenario_meals`.

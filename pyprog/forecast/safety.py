@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.stats
 
-from pyprog.bases import forecast_design
-from pyprog.estimators import _check_enough, _episode_arrays, pdis
-from pyprog.uncertainty import check_alpha, check_n_boot, forecast_interval
+from pyprog.forecast.bases import forecast_design
+from pyprog.forecast.estimators import _check_enough, _episode_arrays, pdis
+from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 
 __all__ = ["SafetyTest", "safety_test"]
 
@@ -79,7 +79,7 @@ def safety_test(
     ``D_i = Ĵ_i(π) − G_i`` over the next ``delta`` episodes is > 0, where ``Ĵ_i(π)``
     is the PDIS estimate of π in logged episode i and ``G_i = Σ_t γ^t r_{i,t}`` the
     return β obtained. The bound is the wild-bootstrap-t bound of
-    :mod:`pyprog.uncertainty` (HC2 residuals, Rademacher signs): if the trend of D
+    :mod:`pyprog.forecast.intervals` (HC2 residuals, Rademacher signs): if the trend of D
     lies in the span of the basis, a π that is not better is accepted with
     probability at most about ``alpha``.
 

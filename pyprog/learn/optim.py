@@ -5,7 +5,7 @@ in place. They MINIMISE: ``step(grad)`` moves ``theta`` against ``grad``, so a l
 doing gradient ascent passes the negative gradient of its objective.
 
 ``lr`` is a number or an array of shape (P,) (per-parameter learning rates; see
-:meth:`pyprog.policies.Policy.learning_rates`).
+:meth:`pyprog.learn.policies.Policy.learning_rates`).
 
 Example
 -------
@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from pyprog._validation import check_positive
+from pyprog.utils.validation import check_positive
 
 __all__ = ["SGD", "Adam", "Optimizer", "RMSprop", "make_optimizer"]
 

@@ -17,8 +17,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from pyprog._validation import check_int
-from pyprog.bases import BASES
+from pyprog.forecast.bases import BASES
+from pyprog.utils.validation import check_int
 
 __all__ = [
     "ALGOS",
@@ -39,7 +39,7 @@ ENVS = ("reco", "reacher", "diabetes")
 ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
 #: The paper's speeds of non-stationarity (0 = stationary).
 SPEEDS = (0, 1, 2, 3, 4)
-#: Optimisers of :mod:`pyprog.optim`.
+#: Optimisers of :mod:`pyprog.learn.optim`.
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 
 
@@ -226,7 +226,7 @@ def default_hyper(algo: str, gauss_std: float | None = None) -> Hyper:
     algo : {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
     gauss_std : float, optional
         Standard deviation of the Gaussian policy, for continuous actions
-        (:func:`pyprog.adapter.default_gauss_std` picks one from the action space).
+        (:func:`pyprog.runner.adapter.default_gauss_std` picks one from the action space).
 
     Examples
     --------

@@ -15,8 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from pyprog._validation import check_speed
-from pyprog.adapter import (
+from pyprog.learn.hyperparams import (
+    ENVS,
+    Hyper,
+    check_algo,
+    check_env,
+    default_hyper,
+    hyper_from_table,
+    paper_hyper,
+)
+from pyprog.learn.learners import LEARNERS, Learner
+from pyprog.learn.policies import Policy
+from pyprog.runner.adapter import (
     ResolvedEnv,
     action_adapter,
     default_gauss_std,
@@ -26,17 +36,7 @@ from pyprog.adapter import (
     observation_encoder,
     resolve_env,
 )
-from pyprog.agents import LEARNERS, Learner
-from pyprog.hyperparams import (
-    ENVS,
-    Hyper,
-    check_algo,
-    check_env,
-    default_hyper,
-    hyper_from_table,
-    paper_hyper,
-)
-from pyprog.policies import Policy
+from pyprog.utils.validation import check_speed
 
 __all__ = [
     "RunResult",
@@ -78,7 +78,7 @@ class RunResult:
     seconds : float
         Wall time of the run.
     updates, skipped_updates, skipped_steps : int
-        See :class:`pyprog.agents.Learner`.
+        See :class:`pyprog.learn.learners.Learner`.
     truncated : int
         Episodes that pyprog cut at the horizon (the environment had not ended them).
     """
@@ -247,7 +247,7 @@ def run(
         A built-in name (``"reco"``, ``"reacher"``, ``"diabetes"``), a registered
         Gymnasium id (``"CartPole-v1"``, ``"pyprog/NSReco-v0"``), ``"module:function"``
         (a factory importable from the current directory or PYTHONPATH), an environment,
-        or a callable returning one. See :mod:`pyprog.adapter` for the spaces supported.
+        or a callable returning one. See :mod:`pyprog.runner.adapter` for the spaces supported.
     algo : {"pro-ols", "pro-wls", "onpg", "ftrl-pg"}
     speed : float >= 0
         Speed of non-stationarity of a built-in environment (required there; 0 =
@@ -260,7 +260,7 @@ def run(
     hyper : None, "paper", dict, Hyper, settings table or JSON file
         Built-in environments: None or ``"paper"`` is the authors' tuned setting for
         (env, algo, speed); a dict is a full setting. Other environments: None is pyprog's
-        default setting (:func:`pyprog.hyperparams.default_hyper`), and a dict changes some
+        default setting (:func:`pyprog.learn.hyperparams.default_hyper`), and a dict changes some
         of its keys. A settings table ``{env: {algo: {speed: setting}}}`` (what ``pyprog
         best --json`` writes; speed ``"-"`` for environments that drift by themselves) or
         the path of its JSON file gives its entry for (env, algo, speed).
@@ -331,7 +331,7 @@ def _train(
     probe: Callable[[int, Policy], None] | None = None,
 ) -> RunResult:
     """The run loop; ``probe(k, policy)``, if given, sees the policy before episode k
-    (:func:`pyprog.replay.replay` records what a stored run's policy chose through it)."""
+    (:func:`pyprog.runner.replay.replay` records what a stored run's policy chose through it)."""
     environment, h, horizon = setup.resolved.environment, setup.hyper, setup.horizon
     encode, to_env = setup.encode, setup.to_env
     _, init_seq, act_seq = _streams(seed)

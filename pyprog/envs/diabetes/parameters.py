@@ -7,7 +7,7 @@ environment, while finding its folder needs no import at all.
 
 Examples
 --------
->>> from pyprog.envs.simglucose_data import patient_names, patient_params
+>>> from pyprog.envs.diabetes.parameters import patient_names, patient_params
 >>> patient_names()[:2]
 ['adolescent#001', 'adolescent#002']
 >>> patient_params("adolescent#003")["BW"]

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pyprog._backend import kernels
+from pyprog._ext.backend import kernels
 
 __all__ = [
     "MIN_BOOT",
@@ -166,7 +166,7 @@ def forecast_interval(
 
     Examples
     --------
-    >>> from pyprog.bases import forecast_design
+    >>> from pyprog.forecast.bases import forecast_design
     >>> rng = np.random.default_rng(0)
     >>> phi, phi_star = forecast_design(200, delta=1, basis="linear")
     >>> y = 1.0 + 2.0 * phi[:, 0] + rng.normal(0, 0.5, 200)

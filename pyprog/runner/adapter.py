@@ -35,8 +35,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pyprog.hyperparams import ENVS, Hyper
-from pyprog.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
+from pyprog.learn.hyperparams import ENVS, Hyper
+from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 
 __all__ = [
     "ResolvedEnv",
@@ -54,7 +54,7 @@ __all__ = [
 BUILTIN_CLASSES = {
     "reco": "pyprog.envs.reco:NSReco",
     "reacher": "pyprog.envs.reacher:NSReacher",
-    "diabetes": "pyprog.envs.diabetes:NSDiabetes",
+    "diabetes": "pyprog.envs.diabetes.env:NSDiabetes",
 }
 #: Prefixes of the names of environments that cannot be rebuilt from their name.
 UNKEYED = ("instance:", "callable:")

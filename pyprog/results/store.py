@@ -54,7 +54,7 @@ import numpy as np
 from pyprog._version import __version__
 
 if TYPE_CHECKING:
-    from pyprog.experiment import RunResult
+    from pyprog.runner.loop import RunResult
 
 __all__ = [
     "CSV_COLUMNS",
@@ -203,7 +203,7 @@ def canonical_json(hyper: Mapping[str, Any] | Any) -> str:
 
     Parameters
     ----------
-    hyper : mapping of str to JSON-like values, or a :class:`~pyprog.hyperparams.Hyper`
+    hyper : mapping of str to JSON-like values, or a :class:`~pyprog.learn.hyperparams.Hyper`
 
     Returns
     -------
@@ -241,7 +241,7 @@ def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) ->
 
     Parameters
     ----------
-    hyper : mapping of str to JSON-like values, or a :class:`~pyprog.hyperparams.Hyper`
+    hyper : mapping of str to JSON-like values, or a :class:`~pyprog.learn.hyperparams.Hyper`
     episodes : int, optional
         Episodes per run, hashed with the hyper-parameters.
 
@@ -365,7 +365,7 @@ class StoredRun:
         Wall time of the run.
     returns : ndarray, shape (episodes,)
     optimal, expected : ndarray, shape (episodes,), or None
-        As in :class:`~pyprog.experiment.RunResult`.
+        As in :class:`~pyprog.runner.loop.RunResult`.
     version : str
         pyprog version that stored the run.
     started, finished : datetime
@@ -400,11 +400,11 @@ class StoredRun:
         return (self.env, self.algo, self.speed, self.setting_hash, self.seed)
 
     def to_result(self) -> RunResult:
-        """The :class:`~pyprog.experiment.RunResult` this row was stored from.
+        """The :class:`~pyprog.runner.loop.RunResult` this row was stored from.
 
         ``truncated`` (episodes pyprog cut at the horizon) is not a column: it reads as 0.
         """
-        from pyprog.experiment import RunResult
+        from pyprog.runner.loop import RunResult
 
         return RunResult(
             env=self.env,
@@ -617,7 +617,7 @@ class ResultStore:
     Examples
     --------
     >>> import numpy as np, tempfile, os
-    >>> from pyprog.experiment import RunResult
+    >>> from pyprog.runner.loop import RunResult
     >>> result = RunResult("reco", "pro-wls", 2.0, 0, {"lr": 0.01}, np.ones(5), 1.5,
     ...                    None, None, 0.1, 5, 0, 0)
     >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
@@ -1000,7 +1000,7 @@ class ResultStore:
         sweep: str | None = None,
         setting_hash: str | None = None,
     ) -> list[RunResult]:
-        """The stored runs as :class:`~pyprog.experiment.RunResult` objects (same filters as
+        """The stored runs as :class:`~pyprog.runner.loop.RunResult` objects (same filters as
         :meth:`rows`).
 
         Examples
@@ -1020,7 +1020,7 @@ class ResultStore:
 
         The metric is the regret where every seed of the group has one (NS-Reco), else the mean
         return (surrogate regret compares algorithms with each other: compute it from
-        :meth:`rows` with :func:`pyprog.experiment.surrogate_regret`).
+        :meth:`rows` with :func:`pyprog.runner.loop.surrogate_regret`).
 
         Returns
         -------

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
-from pyprog.experiment import mean_se
-from pyprog.grid import check_grid_size, run_task
-from pyprog.hyperparams import ENVS, Hyper, check_algo
-from pyprog.parallel import connect, execute
-from pyprog.store import ResultStore, run_key
+from pyprog.experiments.grid import check_grid_size, run_task
+from pyprog.learn.hyperparams import ENVS, Hyper, check_algo
+from pyprog.results.store import ResultStore, run_key
+from pyprog.runner.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
+from pyprog.runner.loop import mean_se
+from pyprog.runner.parallel import connect, execute
 
 __all__ = [
     "SEARCH_SPACE",
@@ -76,7 +76,7 @@ def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> li
 
     Any other environment (a Gymnasium id or ``module:function``) gets linear policies;
     with ``Box`` actions, ``gauss_std`` is drawn from the paper's range scaled to the
-    action space (× :func:`pyprog.adapter.default_gauss_std` / 1.5, the range's middle).
+    action space (× :func:`pyprog.runner.adapter.default_gauss_std` / 1.5, the range's middle).
 
     Examples
     --------
@@ -154,7 +154,7 @@ def sweep_tasks(
     ``speeds`` apply to the built-in environments (None: 0-4); any other environment runs
     with speed None, and giving speeds with it is an error.
     """
-    from pyprog.grid import check_grid_envs
+    from pyprog.experiments.grid import check_grid_envs
 
     seeds = list(seeds)
     env_speeds = check_grid_envs(envs, algos, speeds, None, settings=False)

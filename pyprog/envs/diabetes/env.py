@@ -13,10 +13,10 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike
 
-from pyprog._validation import check_int, check_speed, reset_option
-from pyprog.envs import _diabetes_day as day
-from pyprog.envs.patient import STATUS_OK, IntegrationError, PatientLike, pack_patient
-from pyprog.envs.simglucose_data import pump_params, sensor_params
+from pyprog.envs.diabetes import day
+from pyprog.envs.diabetes.parameters import pump_params, sensor_params
+from pyprog.envs.diabetes.patient import STATUS_OK, IntegrationError, PatientLike, pack_patient
+from pyprog.utils.validation import check_int, check_speed, reset_option
 
 __all__ = ["DayTrace", "NSDiabetes", "compile_kernels", "is_compiled", "simulate_day"]
 
@@ -106,7 +106,7 @@ def simulate_day(patient: PatientLike, cr: float, cf: float, seed: int = 0) -> D
     ----------
     patient : str, mapping or ndarray
         A simglucose patient name, a parameter mapping or a packed vector
-        (:func:`pyprog.envs.patient.pack_patient`).
+        (:func:`pyprog.envs.diabetes.patient.pack_patient`).
     cr : float
         Carbohydrate ratio (g of carbohydrate per U of insulin), > 0.
     cf : float

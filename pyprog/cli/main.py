@@ -14,7 +14,7 @@ import platform
 import sys
 from collections.abc import Sequence
 
-from pyprog._backend import backend
+from pyprog._ext.backend import backend
 from pyprog._version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -40,7 +40,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     for name in ("numpy", "scipy", "numba", "gymnasium", "simglucose", "distributed"):
         version = _package_version(name)
         rows.append((name, version if version else "not installed"))
-    from pyprog._cache import numba_cache_dir
+    from pyprog.utils.cache import numba_cache_dir
 
     cache = numba_cache_dir()
     rows.append(("numba cache", str(cache) if cache else "none writable: uncached"))
@@ -79,15 +79,15 @@ def _speed_label(speed: float | None) -> str:
 
 def _parse_envs(text: str) -> list[str]:
     """--env: built-in names, Gymnasium ids or module:function factories, comma-separated."""
-    from pyprog import grid
-    from pyprog.adapter import check_env_spec
+    from pyprog.experiments import grid
+    from pyprog.runner.adapter import check_env_spec
 
     return grid.parse_list(text, "--env", check_env_spec)
 
 
 def _parse_speeds(text: str | None, flag: str) -> list[int] | None:
     """None when not given: 0-4 for built-in environments, none for the others."""
-    from pyprog import grid
+    from pyprog.experiments import grid
 
     return None if text is None else grid.parse_range(text, flag)
 
@@ -112,8 +112,8 @@ def _progress_bar(desc: str):
 
 
 def _check_counts(args: argparse.Namespace) -> None:
-    """--episodes, --jobs and --settings, where a command has them (bounds: pyprog.grid)."""
-    from pyprog.grid import MAX_EPISODES, MAX_SETTINGS
+    """--episodes, --jobs and --settings, where a command has them (bounds: pyprog.experiments.grid)."""
+    from pyprog.experiments.grid import MAX_EPISODES, MAX_SETTINGS
 
     if getattr(args, "episodes", 1) < 1:
         raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
@@ -179,8 +179,8 @@ def _load_hyper(text: str | None):
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from pyprog import grid
-    from pyprog.hyperparams import check_algo
+    from pyprog.experiments import grid
+    from pyprog.learn.hyperparams import check_algo
 
     envs = _parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
@@ -207,8 +207,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from pyprog import grid, sweep
-    from pyprog.hyperparams import check_algo
+    from pyprog.experiments import grid, sweep
+    from pyprog.learn.hyperparams import check_algo
 
     envs = _parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
@@ -242,7 +242,7 @@ def _cmd_best(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from pyprog import sweep
+    from pyprog.experiments import sweep
 
     table, rows = sweep.best_settings(args.store, sweep=args.name)
     text = json.dumps(table, indent=1, sort_keys=True) + "\n"
@@ -271,8 +271,9 @@ def _cmd_best(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from pyprog import grid, reproduce
-    from pyprog.hyperparams import check_env
+    from pyprog.experiments import grid
+    from pyprog.learn.hyperparams import check_env
+    from pyprog.paper import reproduce
 
     envs = grid.parse_list(args.env, "--env", check_env)
     _check_counts(args)
@@ -309,8 +310,8 @@ def _forecast_summary(args: argparse.Namespace) -> dict:
     import numpy as np
 
     import pyprog
-    from pyprog.bases import n_features
-    from pyprog.logs import LogFormatError, read_logs
+    from pyprog.forecast.bases import n_features
+    from pyprog.forecast.logs import LogFormatError, read_logs
 
     logs = read_logs(args.logs)
     k = n_features(args.basis, args.d)
@@ -399,7 +400,7 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
     if args.plot:
-        from pyprog.plots import plot_forecast
+        from pyprog.paper.figures import plot_forecast
 
         forecasts = {"NIS": nis}
         if not isinstance(nwis, Exception):
@@ -423,7 +424,7 @@ def _say_if_compiling(envs) -> None:
     """numba compiles the patient model on first use (then caches it): say so once."""
     if "diabetes" not in envs:
         return
-    from pyprog.envs import diabetes
+    from pyprog.envs.diabetes import env as diabetes
 
     if not diabetes.is_compiled() and not diabetes.is_cached():
         print("compiling the patient model (once; cached on disk) ...", file=sys.stderr, flush=True)

@@ -268,7 +268,7 @@ def plot_forecast(
     alpha : float
         The intervals' level, for the legend.
     """
-    from pyprog.bases import time_basis
+    from pyprog.forecast.bases import time_basis
 
     n = len(estimates)
     scale = n + delta + int(0.05 * n)

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.experiment import _train, check_episodes_and_seed, env_seed, prepare
-from pyprog.hyperparams import Hyper, check_env
-from pyprog.policies import Policy
+from pyprog.learn.hyperparams import Hyper, check_env
+from pyprog.learn.policies import Policy
+from pyprog.runner.loop import _train, check_episodes_and_seed, env_seed, prepare
 
 __all__ = ["Replay", "replay"]
 

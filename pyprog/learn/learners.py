@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyprog._backend import kernels
-from pyprog.bases import forecast_design, n_features
-from pyprog.buffer import EpisodeBuffer
-from pyprog.hyperparams import Hyper
-from pyprog.optim import make_optimizer
-from pyprog.policies import Policy
+from pyprog._ext.backend import kernels
+from pyprog.forecast.bases import forecast_design, n_features
+from pyprog.learn.buffer import EpisodeBuffer
+from pyprog.learn.hyperparams import Hyper
+from pyprog.learn.optim import make_optimizer
+from pyprog.learn.policies import Policy
 
 __all__ = ["FTRLPG", "LEARNERS", "ONPG", "Learner", "NonFiniteParametersError", "ProOLS", "ProWLS"]
 
@@ -62,7 +62,7 @@ class Learner:
     Examples
     --------
     >>> import numpy as np
-    >>> from pyprog.policies import SoftmaxLinear
+    >>> from pyprog.learn.policies import SoftmaxLinear
     >>> learner = FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.05, delta=2, inner_steps=5), horizon=1)
     >>> rng = np.random.default_rng(0)
     >>> for k in range(60):  # a bandit where action 1 pays 1

@@ -34,8 +34,8 @@ from itertools import accumulate
 
 import numpy as np
 
-from pyprog._backend import kernels
-from pyprog._validation import check_int, check_positive
+from pyprog._ext.backend import kernels
+from pyprog.utils.validation import check_int, check_positive
 
 __all__ = [
     "GaussianEval",
@@ -295,7 +295,7 @@ class Policy:
         """Per-parameter learning rates: ``lr`` everywhere except groups with their own.
 
         The MLP's hidden layer trains at ``hidden_lr`` (reference implementation);
-        pass the result as the ``lr`` of an optimiser from :mod:`pyprog.optim`.
+        pass the result as the ``lr`` of an optimiser from :mod:`pyprog.learn.optim`.
 
         Parameters
         ----------
@@ -355,7 +355,7 @@ class Policy:
         check : bool, default True
             Validate and convert the inputs. Learners pass ``check=False`` with
             C-contiguous float64 ``obs`` and int64 / float64 ``actions`` (what
-            :meth:`pyprog.buffer.EpisodeBuffer.flat_valid` returns).
+            :meth:`pyprog.learn.buffer.EpisodeBuffer.flat_valid` returns).
         out : PolicyEval, optional
             An earlier result of this policy's ``evaluate``. Its arrays are reused
             (overwritten, reallocated only if M changed), so it must not be used

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.adapter import check_env_spec, is_builtin
-from pyprog.experiment import RunResult, _resolve_hyper, compare, mean_se, prepare, run
-from pyprog.hyperparams import SPEEDS, check_algo
-from pyprog.parallel import execute
+from pyprog.learn.hyperparams import SPEEDS, check_algo
+from pyprog.runner.adapter import check_env_spec, is_builtin
+from pyprog.runner.loop import RunResult, _resolve_hyper, compare, mean_se, prepare, run
+from pyprog.runner.parallel import execute
 
 __all__ = [
     "CSV_COLUMNS",

@@ -23,7 +23,7 @@ from pyprog.experiments.sweep import run_sweep
 from pyprog.learn.hyperparams import ALGOS
 from pyprog.paper.reproduce import BASELINES, PRO, Plan, plan_tasks
 from pyprog.results.store import ResultStore
-from pyprog.runner.loop import compare, mean_se
+from pyprog.stats.summary import compare, mean_se
 from pyprog.stats.verdicts import verdict_lower
 
 POOL = Plan(

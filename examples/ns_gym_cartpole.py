@@ -65,7 +65,7 @@ def main() -> None:
         )
     regret = pyprog.surrogate_regret(returns)
     for algo, values in regret.items():
-        mean, se = pyprog.runner.loop.mean_se(values)
+        mean, se = pyprog.stats.summary.mean_se(values)
         print(f"{algo:<8} surrogate regret {mean:.3f} ± {se:.3f}")
 
     import matplotlib

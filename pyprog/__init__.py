@@ -19,17 +19,20 @@ from pyprog.forecast.estimators import (
     Forecast,
     ForecastError,
     PDISResult,
+    discounted_returns,
     episode_ratios,
     nis_forecast,
     nwis_forecast,
     ols_weights,
     pdis,
 )
+from pyprog.forecast.logged import LogForecast, forecast_logs
 from pyprog.forecast.safety import SafetyTest, safety_test
 from pyprog.learn.hyperparams import Hyper, default_hyper
 from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
 from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
-from pyprog.runner.loop import RunResult, run, surrogate_regret
+from pyprog.runner.loop import RunResult, run
+from pyprog.stats.summary import surrogate_regret
 
 __all__ = [
     "BASES",
@@ -40,6 +43,7 @@ __all__ = [
     "GaussianPolicy",
     "Hyper",
     "Learner",
+    "LogForecast",
     "PDISResult",
     "Policy",
     "ProOLS",
@@ -52,8 +56,10 @@ __all__ = [
     "backend",
     "basal_rate",
     "default_hyper",
+    "discounted_returns",
     "episode_ratios",
     "forecast_design",
+    "forecast_logs",
     "n_features",
     "nis_forecast",
     "nwis_forecast",

@@ -188,7 +188,7 @@ def test_prognosticator_beats_ftrl_pg_on_a_drifting_bandit():
         regret[algo] = np.array(
             [pyprog.run(DriftingBandit, algo, seed=s, episodes=600).regret for s in range(10)]
         )
-        mean, se = pyprog.runner.loop.mean_se(regret[algo])
+        mean, se = pyprog.stats.summary.mean_se(regret[algo])
         print(f"{algo:<8} regret {mean:7.1f} ± {se:.1f}")
     p = {
         algo: scipy.stats.ttest_ind(

@@ -1,38 +1,30 @@
-"""The examples in the docstrings run and print what they say."""
+"""The examples in the docstrings run and print what they say.
+
+Every module of the package is collected: a new module's examples are tested without
+adding it to a list.
+"""
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
 
+import pyprog
+
 MODULES = [
     "pyprog",
-    "pyprog._ext.backend",
-    "pyprog.runner.adapter",
-    "pyprog.utils.cache",
-    "pyprog.learn.learners",
-    "pyprog.forecast.bases",
-    "pyprog.learn.buffer",
-    "pyprog.forecast.estimators",
-    "pyprog.runner.loop",
-    "pyprog.experiments.grid",
-    "pyprog.learn.hyperparams",
-    "pyprog.learn.optim",
-    "pyprog.runner.parallel",
-    "pyprog.paper.figures",
-    "pyprog.learn.policies",
-    "pyprog.runner.replay",
-    "pyprog.paper.reproduce",
-    "pyprog.results.store",
-    "pyprog.forecast.intervals",
-    "pyprog.forecast.safety",
-    "pyprog.forecast.logs",
-    "pyprog.experiments.sweep",
-    "pyprog.stats.verdicts",
-    "pyprog.envs.diabetes.patient",
-    "pyprog.envs.diabetes.env",
-    "pyprog.envs.diabetes.parameters",
+    *sorted(
+        info.name
+        for info in pkgutil.walk_packages(pyprog.__path__, prefix="pyprog.")
+        if info.name != "pyprog.__main__"  # runs the command line when imported
+    ),
 ]
+
+
+def test_every_layer_is_collected():
+    for layer in ("forecast", "learn", "envs", "runner", "results", "stats", "paper", "cli"):
+        assert any(m.startswith(f"pyprog.{layer}.") for m in MODULES), layer
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -5,7 +5,8 @@ import pytest
 
 import pyprog
 from pyprog.learn.hyperparams import ALGOS, ENVS, Hyper, paper_hyper
-from pyprog.runner.loop import run, surrogate_regret
+from pyprog.runner.loop import run
+from pyprog.stats.summary import surrogate_regret
 
 
 def test_run_is_reproducible_from_its_seed():

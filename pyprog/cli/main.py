@@ -112,7 +112,7 @@ def _progress_bar(desc: str):
 
 
 def _check_counts(args: argparse.Namespace) -> None:
-    """--episodes, --jobs and --settings, where a command has them (bounds: pyprog.experiments.grid)."""
+    """--episodes, --jobs and --settings, where a command has them (bounds: experiments.grid)."""
     from pyprog.experiments.grid import MAX_EPISODES, MAX_SETTINGS
 
     if getattr(args, "episodes", 1) < 1:
@@ -303,73 +303,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _forecast_summary(args: argparse.Namespace) -> dict:
-    """Read ``args.logs``, forecast with NIS and NWIS, run the safety test: JSON-ready."""
-    import math
-
-    import numpy as np
-
-    import pyprog
-    from pyprog.forecast.bases import n_features
-    from pyprog.forecast.logs import LogFormatError, read_logs
-
-    logs = read_logs(args.logs)
-    k = n_features(args.basis, args.d)
-    if logs.episodes <= k:
-        raise LogFormatError(
-            f"{args.logs}, line {logs.line_of_row(-1)}, column 'episode': only "
-            f"{logs.episodes} episode(s), and the {args.basis} basis with d={args.d} has {k} "
-            "features; an interval needs more episodes than features (use a smaller --d)"
-        )
-    opts = dict(alpha=args.alpha, n_boot=args.n_boot, seed=args.seed)
-    shape = dict(delta=args.delta, basis=args.basis, d=args.d)
-    J = pyprog.pdis(logs.log_pi, logs.log_beta, logs.rewards, logs.mask, args.gamma, args.clip).J
-    nis = pyprog.nis_forecast(J, **shape, **opts)
-    lam, _ = pyprog.episode_ratios(logs.log_pi, logs.log_beta, logs.mask, args.clip)
-    G = (logs.rewards * logs.mask * args.gamma ** np.arange(logs.mask.shape[1])).sum(axis=1)
-    try:
-        nwis = pyprog.nwis_forecast(G, lam, **shape, **opts)
-    except pyprog.ForecastError as exc:
-        nwis = exc
-    safety = pyprog.safety_test(
-        logs.log_pi,
-        logs.log_beta,
-        logs.rewards,
-        logs.mask,
-        **shape,
-        **opts,
-        gamma=args.gamma,
-        clip=args.clip,
-    )
-
-    def interval(f):
-        if isinstance(f, Exception):
-            return {"value": None, "low": None, "high": None, "error": str(f)}
-        return {"value": f.value, "low": f.low, "high": f.high}
-
-    return {
-        "file": str(args.logs),
-        "episodes": logs.episodes,
-        "steps": logs.rows,
-        **shape,
-        "gamma": args.gamma,
-        "clip": args.clip if math.isfinite(args.clip) else None,
-        "alpha": args.alpha,
-        "n_boot": args.n_boot,
-        "seed": args.seed,
-        "nis": interval(nis),
-        "nwis": interval(nwis),
-        "safety": safety.as_dict(),
-        "past_mean_pdis": float(J.mean()),
-        "_plot": (J, nis, nwis),
-    }
-
-
 def _cmd_forecast(args: argparse.Namespace) -> int:
     import json
 
-    summary = _forecast_summary(args)
-    J, nis, nwis = summary.pop("_plot")
+    from pyprog.forecast.logged import forecast_logs
+
+    result = forecast_logs(
+        args.logs,
+        delta=args.delta,
+        basis=args.basis,
+        d=args.d,
+        gamma=args.gamma,
+        clip=args.clip,
+        alpha=args.alpha,
+        n_boot=args.n_boot,
+        seed=args.seed,
+    )
+    summary = result.as_dict()
     level = f"{1 - args.alpha:.0%}"
     print(
         f"{summary['file']}: {summary['episodes']} episodes ({summary['steps']} steps); "
@@ -400,21 +350,8 @@ def _cmd_forecast(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
     if args.plot:
-        from pyprog.paper.figures import plot_forecast
-
-        forecasts = {"NIS": nis}
-        if not isinstance(nwis, Exception):
-            forecasts["NWIS"] = nwis
         try:
-            plot_forecast(
-                J,
-                forecasts,
-                delta=args.delta,
-                basis=args.basis,
-                d=args.d,
-                alpha=args.alpha,
-                path=args.plot,
-            )
+            result.plot(args.plot)
         except OSError as exc:
             raise ValueError(f"cannot write --plot {args.plot}: {exc.strerror or exc}") from None
     return 0

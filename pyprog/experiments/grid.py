@@ -24,8 +24,9 @@ import numpy as np
 
 from pyprog.learn.hyperparams import SPEEDS, check_algo
 from pyprog.runner.adapter import check_env_spec, is_builtin
-from pyprog.runner.loop import RunResult, _resolve_hyper, compare, mean_se, prepare, run
+from pyprog.runner.loop import RunResult, prepare, resolve_hyper, run
 from pyprog.runner.parallel import execute
+from pyprog.stats.summary import compare, mean_se
 
 __all__ = [
     "CSV_COLUMNS",
@@ -214,7 +215,7 @@ def check_grid_envs(
         for a in algos:
             for s in out[e]:
                 if is_builtin(e):
-                    _resolve_hyper(e, a, s, hyper)
+                    resolve_hyper(e, a, s, hyper)
                 else:
                     setup = prepare(e, a, None, hyper, None, None)
                     if setup.resolved.owned:

@@ -22,8 +22,8 @@ from pyprog.experiments.grid import check_grid_size, run_task
 from pyprog.learn.hyperparams import ENVS, Hyper, check_algo
 from pyprog.results.store import ResultStore, run_key
 from pyprog.runner.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
-from pyprog.runner.loop import mean_se
 from pyprog.runner.parallel import connect, execute
+from pyprog.stats.summary import mean_se
 
 __all__ = [
     "SEARCH_SPACE",

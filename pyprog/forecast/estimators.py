@@ -6,6 +6,7 @@ Pure functions on arrays, validated here once and computed by the kernels
 * :func:`pdis` — per-decision importance sampling: each past episode's estimate
   ``Ĵ_i(π)`` and the per-step weights of its policy gradient (Property 1);
 * :func:`episode_ratios` — whole-episode importance ratios, clipped (NWIS weights);
+* :func:`discounted_returns` — each episode's own discounted return ``G_i`` (NWIS targets);
 * :func:`ols_weights` — the ζ of paper Fig. 4, ``∂Ĵ_{N+δ}/∂Ĵ_i``;
 * :func:`nis_forecast` — NIS: OLS forecast of the PDIS estimates (Pro-OLS);
 * :func:`nwis_forecast` — NWIS: WLS forecast of the returns weighted by the ratios
@@ -16,7 +17,7 @@ Example: forecast a policy's performance from logged data in five lines::
     J = pdis(log_pi, log_beta, rewards, mask, gamma=0.99, clip=10).J
     nis = nis_forecast(J, delta=1, basis="fourier", d=5)
     lam, _ = episode_ratios(log_pi, log_beta, mask, clip=10)
-    G = (rewards * mask * 0.99 ** np.arange(rewards.shape[1])).sum(axis=1)
+    G = discounted_returns(rewards, mask, gamma=0.99)
     nwis = nwis_forecast(G, lam, delta=1, basis="fourier", d=5)
 """
 
@@ -83,8 +84,13 @@ class Forecast(NamedTuple):
     high: float | None = None
 
 
-def _episode_arrays(log_pi, log_beta, mask, rewards=None):
-    """Validate (N, H) episode arrays; a missing mask means every step is valid."""
+def check_episode_arrays(log_pi, log_beta, mask, rewards=None):
+    """Validate (N, H) episode arrays; a missing mask means every step is valid.
+
+    Returns ``(log_pi, log_beta, rewards, mask)`` as float64 arrays with the padding
+    (``mask == 0``) set to 0, so the kernels, which read padding too, see finite numbers;
+    ``rewards`` stays None when not given. Raises a ValueError naming the argument.
+    """
     shape = "(N, H)"
     log_pi = as_float_array("log_pi", log_pi, 2, shape)
     log_beta = as_float_array("log_beta", log_beta, 2, shape)
@@ -108,6 +114,34 @@ def _episode_arrays(log_pi, log_beta, mask, rewards=None):
     if rewards is not None:
         rewards = np.where(mask != 0, rewards, 0.0)
     return log_pi, log_beta, rewards, mask
+
+
+def discounted_returns(rewards, mask=None, gamma: float = 1.0) -> np.ndarray:
+    """Each episode's discounted return ``G_i = Σ_t γ^t r_{i,t}`` over its valid steps.
+
+    The one place pyprog computes it: the NWIS targets, the safety test's baseline and
+    Pro-WLS's returns all come from here, so they agree to the last bit.
+
+    Parameters
+    ----------
+    rewards : array_like, shape (N, H)
+    mask : array_like, shape (N, H), optional
+        1 for a real step, 0 for padding (default: every step is real).
+    gamma : float in [0, 1]
+
+    Returns
+    -------
+    ndarray, shape (N,)
+
+    Examples
+    --------
+    >>> discounted_returns([[1.0, 1.0, 5.0]], [[1, 1, 0]], gamma=0.5)
+    array([1.5])
+    """
+    rewards = np.asarray(rewards, dtype=np.float64)
+    mask = np.ones_like(rewards) if mask is None else np.asarray(mask, dtype=np.float64)
+    discount = float(gamma) ** np.arange(rewards.shape[1])
+    return (rewards * mask) @ discount
 
 
 def pdis(
@@ -155,7 +189,7 @@ def pdis(
     >>> pdis(log_pi, log_beta, rewards=[[1.0, 1.0], [1.0, 1.0]]).J.round(3)
     array([2.  , 2.16])
     """
-    log_pi, log_beta, rewards, mask = _episode_arrays(log_pi, log_beta, mask, rewards)
+    log_pi, log_beta, rewards, mask = check_episode_arrays(log_pi, log_beta, mask, rewards)
     g, J = kernels.pdis_weights(
         log_pi, log_beta, rewards, mask, check_gamma(gamma), check_clip(clip)
     )
@@ -187,11 +221,13 @@ def episode_ratios(
     >>> lam.round(3), unclipped
     (array([2.   , 0.333]), array([False,  True]))
     """
-    log_pi, log_beta, _, mask = _episode_arrays(log_pi, log_beta, mask)
+    log_pi, log_beta, _, mask = check_episode_arrays(log_pi, log_beta, mask)
     return kernels.episode_ratios(log_pi, log_beta, mask, check_clip(clip))
 
 
-def _check_enough(n: int, basis: str, d: int, what: str) -> int:
+def check_enough_episodes(n: int, basis: str, d: int, what: str) -> int:
+    """The number of basis features, after checking that ``n`` episodes are at least as
+    many (else a ValueError that names ``what``, the function the user called)."""
     k = n_features(basis, d)
     if n < k:
         raise ValueError(
@@ -233,7 +269,7 @@ def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> n
     (1.0, True)
     """
     n = check_int("n", n, 1)
-    _check_enough(n, basis, d, "ols_weights")
+    check_enough_episodes(n, basis, d, "ols_weights")
     phi, phi_star = forecast_design(n, delta, basis, d)
     _, zeta, _ = _solve(phi, np.ones(n), np.zeros(n), phi_star, "ols_weights")
     return zeta
@@ -294,7 +330,7 @@ def nis_forecast(
     check_finite("J_hat", J_hat)
     if alpha is not None:
         alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
-    _check_enough(len(J_hat), basis, d, "nis_forecast")
+    check_enough_episodes(len(J_hat), basis, d, "nis_forecast")
     phi, phi_star = forecast_design(len(J_hat), delta, basis, d)
     f, zeta, _ = _solve(phi, np.ones(len(J_hat)), J_hat, phi_star, "nis_forecast")
     if alpha is None:
@@ -364,7 +400,7 @@ def nwis_forecast(
     check_nonnegative("ratios", ratios)
     if alpha is not None:
         alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
-    _check_enough(len(returns), basis, d, "nwis_forecast")
+    check_enough_episodes(len(returns), basis, d, "nwis_forecast")
     phi, phi_star = forecast_design(len(returns), delta, basis, d)
     f, _, dfdratios = _solve(phi, ratios, returns, phi_star, "nwis_forecast")
     if alpha is None:

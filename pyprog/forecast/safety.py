@@ -20,7 +20,12 @@ import numpy as np
 import scipy.stats
 
 from pyprog.forecast.bases import forecast_design
-from pyprog.forecast.estimators import _check_enough, _episode_arrays, pdis
+from pyprog.forecast.estimators import (
+    check_enough_episodes,
+    check_episode_arrays,
+    discounted_returns,
+    pdis,
+)
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 
 __all__ = ["SafetyTest", "safety_test"]
@@ -127,11 +132,11 @@ def safety_test(
     alpha = check_alpha(alpha)
     n_boot = check_n_boot(n_boot)
     J = pdis(log_pi, log_beta, rewards, mask, gamma=gamma, clip=clip).J
-    _, _, rewards, mask = _episode_arrays(log_pi, log_beta, mask, rewards)
-    G = (rewards * mask * float(gamma) ** np.arange(rewards.shape[1])).sum(axis=1)
+    _, _, rewards, mask = check_episode_arrays(log_pi, log_beta, mask, rewards)
+    G = discounted_returns(rewards, mask, gamma)
     D = J - G
     n = len(D)
-    _check_enough(n, basis, d, "safety_test")
+    check_enough_episodes(n, basis, d, "safety_test")
     phi, phi_star = forecast_design(n, delta, basis, d)
     ci = forecast_interval(
         phi, np.ones(n), D, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, one_sided=True

@@ -26,6 +26,7 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features
+from pyprog.forecast.estimators import discounted_returns
 from pyprog.learn.buffer import EpisodeBuffer
 from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.optim import make_optimizer
@@ -278,9 +279,7 @@ class ProWLS(Learner):
             return False
         self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
         # discounted returns G_i = Σ_t γ^t r_{i,t}: they do not depend on θ
-        buf = self.buffer
-        discount = h.gamma ** np.arange(buf.rewards.shape[1])
-        self._returns = (buf.rewards * buf.mask) @ discount
+        self._returns = discounted_returns(self.buffer.rewards, self.buffer.mask, h.gamma)
         return True
 
     def _coefficients(self, log_pi, log_beta, mask):

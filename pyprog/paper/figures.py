@@ -10,19 +10,18 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
+
+from pyprog.stats.summary import mean_se
+from pyprog.utils.figures import save_figure
 
 __all__ = [
     "ALGO_STYLE",
     "BG_TARGET_RANGE",
     "error_note",
     "plot_basis_ablation",
-    "plot_forecast",
     "plot_glucose_days",
     "plot_item_rewards",
     "plot_learning_curves",
@@ -43,12 +42,6 @@ ALGO_STYLE = {
 
 def _style(name: str) -> tuple[str | None, str]:
     return ALGO_STYLE.get(name, (None, name))
-
-
-def _save(fig, path: str | os.PathLike | None):
-    if path is not None:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    return fig
 
 
 def error_note(seeds: Sequence[int] | None) -> str:
@@ -125,7 +118,7 @@ def plot_regret_vs_speed(
     ax.grid(alpha=0.3)
     seeds = [r["seeds"] for r in table if "seeds" in r]
     ax.legend(frameon=False, title=f"bars: {error_note(seeds)}", title_fontsize="x-small")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_learning_curves(
@@ -147,8 +140,9 @@ def plot_learning_curves(
     for algo, arr in returns.items():
         arr = np.atleast_2d(arr)
         curves = running_mean(arr, window)
-        mean = curves.mean(axis=0)
-        se = curves.std(axis=0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * mean
+        mean, se = mean_se(curves, axis=0)
+        if len(arr) == 1:
+            se = np.zeros_like(mean)  # one seed: no band
         color, label = _style(algo)
         x = np.arange(1, mean.size + 1)
         ax.plot(x, mean, color=color, label=label)
@@ -167,7 +161,7 @@ def plot_learning_curves(
         title=f"bands: {error_note(seeds)}",
         title_fontsize="x-small",
     )
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_zeta(weights: Mapping[str, np.ndarray], path: str | os.PathLike | None = None):
@@ -181,7 +175,7 @@ def plot_zeta(weights: Mapping[str, np.ndarray], path: str | os.PathLike | None 
     ax.set_title("weights of past episodes in the forecast's gradient")
     ax.grid(alpha=0.3)
     ax.legend(frameon=False)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_item_rewards(curves: Mapping[float, np.ndarray], path: str | os.PathLike | None = None):
@@ -206,7 +200,7 @@ def plot_item_rewards(curves: Mapping[float, np.ndarray], path: str | os.PathLik
     axes[0][-1].legend(frameon=False, fontsize="x-small")
     fig.suptitle("NS-Reco: the items' expected rewards")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_basis_ablation(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike | None = None):
@@ -242,81 +236,7 @@ def plot_basis_ablation(rows: Sequence[Mapping[str, Any]], path: str | os.PathLi
         ax.legend(frameon=False, title=f"bars: {error_note(seeds)}", title_fontsize="x-small")
     axes[0][0].set_ylabel("regret (NS-Reco)")
     fig.tight_layout()
-    return _save(fig, path)
-
-
-def plot_forecast(
-    estimates: np.ndarray,
-    forecasts: Mapping[str, Any],
-    *,
-    delta: int,
-    basis: str,
-    d: int,
-    alpha: float,
-    path: str | os.PathLike | None = None,
-):
-    """Per-episode estimates, the fitted time curve and the forecasts with their intervals.
-
-    Parameters
-    ----------
-    estimates : ndarray, shape (N,)
-        Per-episode PDIS estimates ``Ĵ_i(π)``, oldest first (the NIS regression targets).
-    forecasts : mapping of name to Forecast
-        E.g. ``{"NIS": nis, "NWIS": nwis}``, each with ``value``, ``low`` and ``high``.
-    delta, basis, d
-        The forecast's horizon and basis (the NIS curve is refitted from them).
-    alpha : float
-        The intervals' level, for the legend.
-    """
-    from pyprog.forecast.bases import time_basis
-
-    n = len(estimates)
-    scale = n + delta + int(0.05 * n)
-    episodes = np.arange(1, n + 1)
-    phi = time_basis(episodes / scale, basis, d)
-    w, *_ = np.linalg.lstsq(phi, estimates, rcond=None)
-    grid = np.linspace(1, n + delta, 400)
-    curve = time_basis(grid / scale, basis, d) @ w
-    where = n + (delta + 1) / 2
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), gridspec_kw={"width_ratios": [2, 1]})
-    recent = max(1, n - max(3 * delta, n // 8))  # the right panel zooms on the recent past
-    for ax, first in zip(axes, (1, recent), strict=True):
-        keep = episodes >= first
-        ax.plot(
-            episodes[keep],
-            estimates[keep],
-            ".",
-            ms=3,
-            alpha=0.4,
-            color="grey",
-            label=r"PDIS $\hat J_i(\pi)$",
-        )
-        shown = grid >= first
-        ax.plot(
-            grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({basis}, d={d})"
-        )
-        ax.axvspan(n + 0.5, n + delta + 0.5, color="tab:blue", alpha=0.08)
-        for k, (name, f) in enumerate(forecasts.items()):
-            x = where + 0.15 * delta * k
-            yerr = None if f.low is None else [[f.value - f.low], [f.high - f.value]]
-            ax.errorbar(
-                [x],
-                [f.value],
-                yerr=yerr,
-                fmt="o",
-                capsize=4,
-                lw=2,
-                color=("tab:red", "tab:orange", "tab:green")[k % 3],
-                label=f"{name} forecast, {1 - alpha:.0%} interval",
-            )
-        ax.set_xlabel("episode")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("performance of π")
-    axes[0].set_title(f"forecast of the mean over the next {delta} episode(s)")
-    axes[1].set_title("recent episodes and the forecast")
-    axes[0].legend(frameon=False, fontsize="small")
-    fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 #: The target range of blood glucose (mg/dL) drawn in the NS-Diabetes figures.
@@ -399,7 +319,7 @@ def plot_glucose_days(
     axes[0][0].set_ylim(0, top * 1.15)  # room for the legend
     fig.suptitle(title or "NS-Diabetes: one day under the learned bolus calculator")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_policy_actions(
@@ -448,4 +368,4 @@ def plot_policy_actions(
     axes[0][0].legend(frameon=False, fontsize="small", ncol=2)
     axes[0][0].set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)

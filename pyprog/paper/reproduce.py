@@ -35,9 +35,9 @@ from pyprog.forecast.bases import BASES
 from pyprog.forecast.estimators import ols_weights
 from pyprog.learn.hyperparams import ALGOS, Hyper, paper_hyper
 from pyprog.results.store import ResultStore, StoreError
-from pyprog.runner.loop import compare, mean_se
 from pyprog.runner.parallel import execute
 from pyprog.runner.replay import replay
+from pyprog.stats.summary import compare, mean_se
 from pyprog.stats.verdicts import ALPHA, verdict_equivalent, verdict_lower
 
 __all__ = [

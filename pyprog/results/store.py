@@ -1020,7 +1020,7 @@ class ResultStore:
 
         The metric is the regret where every seed of the group has one (NS-Reco), else the mean
         return (surrogate regret compares algorithms with each other: compute it from
-        :meth:`rows` with :func:`pyprog.runner.loop.surrogate_regret`).
+        :meth:`rows` with :func:`pyprog.stats.summary.surrogate_regret`).
 
         Returns
         -------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,12 +40,15 @@ from pyprog.utils.validation import check_speed
 
 __all__ = [
     "RunResult",
-    "compare",
+    "RunSetup",
+    "check_episodes_and_seed",
+    "env_seed",
     "make_env",
     "make_learner",
-    "mean_se",
+    "prepare",
+    "resolve_hyper",
     "run",
-    "surrogate_regret",
+    "train",
 ]
 
 
@@ -118,7 +121,7 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
     return LEARNERS[check_algo(algo)](policy, hyper, horizon)
 
 
-def _resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
+def resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
     """The setting of a built-in environment: ``"paper"``, a full dict, a Hyper, or a
     settings table (or its JSON file) with an entry for (env, algo, speed)."""
     if hyper is None:
@@ -166,7 +169,7 @@ def _resolve_default_hyper(
 
 
 @dataclasses.dataclass
-class _Setup:
+class RunSetup:
     """Everything a run needs, made and checked before its first episode."""
 
     resolved: ResolvedEnv
@@ -184,7 +187,7 @@ def prepare(
     hyper: str | Mapping | Hyper | None,
     horizon: int | None,
     env_kwargs: Mapping[str, Any] | None,
-) -> _Setup:
+) -> RunSetup:
     """Resolve the environment and setting, check the spaces and horizon: every bad input
     is a ValueError here, before any episode. The caller closes ``resolved.environment``
     when ``resolved.owned``."""
@@ -195,7 +198,7 @@ def prepare(
         if speed is None:
             raise ValueError(f"env {env!r} needs speed (how fast it drifts; the paper: 0-4)")
         check_speed(speed)  # before the settings: a bad speed is named as such
-        h = _resolve_hyper(env, algo, speed, hyper)
+        h = resolve_hyper(env, algo, speed, hyper)
         resolved = resolve_env(env, speed, env_kwargs)
     else:
         if isinstance(hyper, str) and not hyper.endswith(".json"):  # before building anything
@@ -216,7 +219,7 @@ def prepare(
         if resolved.owned:
             environment.close()
         raise
-    return _Setup(resolved, h, obs_dim, encode, to_env, steps)
+    return RunSetup(resolved, h, obs_dim, encode, to_env, steps)
 
 
 def check_episodes_and_seed(episodes: Any, seed: Any) -> None:
@@ -291,7 +294,7 @@ def run(
     setup = prepare(env, algo, speed, hyper, horizon, env_kwargs)
     environment = setup.resolved.environment
     try:
-        return _train(setup, algo, speed, int(seed), episodes, callback)
+        return train(setup, algo, speed, int(seed), episodes, callback)
     finally:
         if setup.resolved.owned:
             environment.close()
@@ -321,8 +324,8 @@ def env_seed(seed: int) -> int:
     return int(_streams(seed)[0].generate_state(1)[0])
 
 
-def _train(
-    setup: _Setup,
+def train(
+    setup: RunSetup,
     algo: str,
     speed: float | None,
     seed: int,
@@ -405,91 +408,3 @@ def _train(
         skipped_steps=stats["skipped_steps"],
         truncated=truncated_by_pyprog,
     )
-
-
-def surrogate_regret(returns: Mapping[str, Any]) -> dict[str, Any]:
-    """Surrogate regret of several algorithms' runs against each other (paper §9).
-
-    With ``J̃*_k`` the best return any of the compared algorithms got in episode k,
-    the surrogate regret of algorithm A is ``Σ_k (J̃*_k − J_k(A)) / |Σ_k J̃*_k|`` (the
-    paper's definition; the absolute value keeps the order when the returns are negative).
-
-    Parameters
-    ----------
-    returns : mapping of str to array_like, shape (episodes,) or (seeds, episodes)
-        Per-episode returns of every algorithm. With a seeds axis, ``J̃*_k`` is the
-        best of the algorithms' mean returns over seeds, and every seed gets its own
-        surrogate regret against it (their mean is that of the mean curve).
-
-    Returns
-    -------
-    dict of str to float, or to ndarray of shape (seeds,)
-
-    Examples
-    --------
-    >>> surrogate_regret({"a": [1.0, 2.0], "b": [2.0, 1.0]})
-    {'a': 0.25, 'b': 0.25}
-    """
-    if not returns:
-        raise ValueError("returns must map at least one algorithm to its returns")
-    curves = {}
-    for name, value in returns.items():
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.ndim not in (1, 2) or arr.shape[-1] == 0 or not np.isfinite(arr).all():
-            raise ValueError(
-                f"returns[{name!r}] must be finite, of shape (episodes,) or (seeds, episodes); "
-                f"got shape {arr.shape}"
-            )
-        curves[name] = arr
-    lengths = {c.shape[-1] for c in curves.values()}
-    if len(lengths) != 1:
-        raise ValueError(
-            f"every algorithm needs the same number of episodes; got {sorted(lengths)}"
-        )
-    best = np.max(np.stack([c if c.ndim == 1 else c.mean(axis=0) for c in curves.values()]), axis=0)
-    # |Σ J̃*|: where returns are mostly negative (NS-Reacher early on), dividing by a
-    # negative sum would make the worst algorithm look best
-    total = abs(best.sum())
-    if total == 0:
-        raise ValueError("the best returns sum to 0: surrogate regret is undefined")
-    out: dict[str, Any] = {}
-    for name, c in curves.items():
-        value = (best - c).sum(axis=-1) / total
-        out[name] = float(value) if c.ndim == 1 else value
-    return out
-
-
-def mean_se(values) -> tuple[float, float]:
-    """Mean and standard error (``std(ddof=1) / √n``; NaN for one value) of ``values``.
-
-    Examples
-    --------
-    >>> mean_se([1.0, 2.0, 3.0])
-    (2.0, 0.5773502691896258)
-    """
-    arr = np.asarray(values, dtype=np.float64)
-    se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
-    return float(arr.mean()), se
-
-
-def compare(runs: Mapping[str, Sequence[Any]]) -> tuple[str, dict[str, np.ndarray]]:
-    """Per-seed regret of several algorithms' runs of one (env, speed).
-
-    Exact regret where every run has one (NS-Reco), else the surrogate regret of each
-    seed against the best of the algorithms' mean curves (:func:`surrogate_regret`).
-
-    Parameters
-    ----------
-    runs : mapping of algo to sequence of runs
-        Objects with ``regret`` (float or None) and ``returns`` (episodes,) attributes
-        (:class:`RunResult`, stored runs), one per seed.
-
-    Returns
-    -------
-    metric : {"regret", "surrogate regret"}
-    values : dict of algo to ndarray, shape (seeds,)
-    """
-    if all(r.regret is not None for rs in runs.values() for r in rs):
-        return "regret", {a: np.array([r.regret for r in rs]) for a, rs in runs.items()}
-    curves = {a: np.stack([np.asarray(r.returns) for r in rs]) for a, rs in runs.items()}
-    return "surrogate regret", {a: np.atleast_1d(v) for a, v in surrogate_regret(curves).items()}

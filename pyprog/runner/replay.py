@@ -18,7 +18,7 @@ import numpy as np
 
 from pyprog.learn.hyperparams import Hyper, check_env
 from pyprog.learn.policies import Policy
-from pyprog.runner.loop import _train, check_episodes_and_seed, env_seed, prepare
+from pyprog.runner.loop import check_episodes_and_seed, env_seed, prepare, train
 
 __all__ = ["Replay", "replay"]
 
@@ -89,7 +89,7 @@ def replay(
 
     try:
         # pyprog.run's own loop, with the probe: the same streams, so the same run
-        result = _train(setup, algo, speed, int(seed), episodes, None, probe=record)
+        result = train(setup, algo, speed, int(seed), episodes, None, probe=record)
     finally:
         if setup.resolved.owned:
             setup.resolved.environment.close()

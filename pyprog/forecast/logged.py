@@ -1,0 +1,189 @@
+"""Forecast a candidate policy from a file of logged episodes: what ``pyprog forecast`` runs.
+
+One call reads the log (:func:`pyprog.forecast.logs.read_logs`), forecasts the candidate's
+mean performance over the next ``delta`` episodes by NIS and NWIS with wild-bootstrap
+intervals, and runs the safety test against the behaviour policy. The command line only
+parses its arguments, calls :func:`forecast_logs` and prints the result.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pyprog.forecast.bases import n_features
+from pyprog.forecast.estimators import (
+    Forecast,
+    ForecastError,
+    discounted_returns,
+    episode_ratios,
+    nis_forecast,
+    nwis_forecast,
+    pdis,
+)
+from pyprog.forecast.logs import LogFormatError, Logs, read_logs
+from pyprog.forecast.safety import SafetyTest, safety_test
+
+__all__ = ["LogForecast", "forecast_logs"]
+
+
+@dataclass(frozen=True)
+class LogForecast:
+    """What :func:`forecast_logs` found: both forecasts, the safety test and their inputs."""
+
+    #: The file read.
+    path: str
+    #: Number of logged episodes N.
+    episodes: int
+    #: Number of logged steps (the file's data rows).
+    steps: int
+    #: The options the forecast was made with (delta, basis, d, gamma, clip, alpha, n_boot, seed).
+    options: dict[str, Any]
+    #: NIS forecast (OLS on the per-episode PDIS estimates) with its interval.
+    nis: Forecast | ForecastError
+    #: NWIS forecast (WLS on the returns, weighted by the episode ratios), or why there is none.
+    nwis: Forecast | ForecastError
+    #: The safety test of π against β.
+    safety: SafetyTest
+    #: Per-episode PDIS estimates ``Ĵ_i(π)``, shape (N,), oldest first.
+    estimates: np.ndarray = field(repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The numbers, JSON-ready (what ``pyprog forecast --json`` writes)."""
+
+        def interval(f: Forecast | ForecastError) -> dict[str, Any]:
+            if isinstance(f, Exception):
+                return {"value": None, "low": None, "high": None, "error": str(f)}
+            return {"value": f.value, "low": f.low, "high": f.high}
+
+        options = dict(self.options)
+        if not math.isfinite(options["clip"]):
+            options["clip"] = None  # JSON has no infinity
+        return {
+            "file": self.path,
+            "episodes": self.episodes,
+            "steps": self.steps,
+            **options,
+            "nis": interval(self.nis),
+            "nwis": interval(self.nwis),
+            "safety": self.safety.as_dict(),
+            "past_mean_pdis": float(self.estimates.mean()),
+        }
+
+    def plot(self, path: str | os.PathLike | None = None):
+        """The estimates, the NIS fit and both forecasts with their intervals (a Figure)."""
+        from pyprog.forecast.plot import plot_forecast
+
+        forecasts = {
+            name: f
+            for name, f in (("NIS", self.nis), ("NWIS", self.nwis))
+            if not isinstance(f, Exception)
+        }
+        o = self.options
+        return plot_forecast(
+            self.estimates,
+            forecasts,
+            delta=o["delta"],
+            basis=o["basis"],
+            d=o["d"],
+            alpha=o["alpha"],
+            path=path,
+        )
+
+
+def forecast_logs(
+    logs: str | os.PathLike | Logs,
+    *,
+    delta: int = 1,
+    basis: str = "fourier",
+    d: int = 5,
+    gamma: float = 1.0,
+    clip: float = np.inf,
+    alpha: float = 0.05,
+    n_boot: int = 2000,
+    seed: int | None = 0,
+) -> LogForecast:
+    """Forecast a candidate policy π's performance from logged episodes, and test it.
+
+    Parameters
+    ----------
+    logs : path or Logs
+        A CSV file of logged steps (see :mod:`pyprog.forecast.logs` for its columns), or
+        what :func:`~pyprog.forecast.logs.read_logs` returned.
+    delta : int >= 1
+        Forecast the mean over the next ``delta`` episodes.
+    basis : {"fourier", "poly", "linear"}
+    d : int
+        Number of basis features.
+    gamma : float in [0, 1]
+        Discount factor of the returns.
+    clip : float
+        Upper clip of the importance ratios (default: none).
+    alpha : float in (0, 1)
+        The intervals have level ``1 − alpha``; the safety test has size ``alpha``.
+    n_boot : int
+        Wild-bootstrap draws.
+    seed : int or None
+        Seed of the bootstrap draws.
+
+    Returns
+    -------
+    LogForecast
+        ``nis`` and ``nwis`` are :class:`~pyprog.Forecast` objects with an interval, or the
+        :class:`~pyprog.ForecastError` that says why NWIS has none (e.g. too few episodes
+        with non-zero weight); ``safety`` is a :class:`~pyprog.SafetyTest`.
+
+    Raises
+    ------
+    LogFormatError
+        The file cannot be read, or has no more episodes than the basis has features.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> rows = ["episode,step,reward,log_pi,log_beta"]
+    >>> rows += [f"{i},0,{i % 3},-0.5,-0.7" for i in range(40)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "logs.csv")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write("\\n".join(rows) + "\\n")
+    ...     result = forecast_logs(path, basis="linear", d=2, n_boot=200)
+    >>> result.episodes, result.nis.low < result.nis.value < result.nis.high
+    (40, True)
+    """
+    if not isinstance(logs, Logs):
+        logs = read_logs(logs)
+    k = n_features(basis, d)
+    if logs.episodes <= k:
+        raise LogFormatError(
+            f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
+            f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
+            "features; an interval needs more episodes than features (use a smaller d)"
+        )
+    opts = dict(alpha=alpha, n_boot=n_boot, seed=seed)
+    shape = dict(delta=delta, basis=basis, d=d)
+    J = pdis(logs.log_pi, logs.log_beta, logs.rewards, logs.mask, gamma, clip).J
+    nis = nis_forecast(J, **shape, **opts)
+    lam, _ = episode_ratios(logs.log_pi, logs.log_beta, logs.mask, clip)
+    G = discounted_returns(logs.rewards, logs.mask, gamma)
+    try:
+        nwis: Forecast | ForecastError = nwis_forecast(G, lam, **shape, **opts)
+    except ForecastError as exc:
+        nwis = exc
+    safety = safety_test(
+        logs.log_pi, logs.log_beta, logs.rewards, logs.mask, **shape, **opts, gamma=gamma, clip=clip
+    )
+    return LogForecast(
+        path=str(logs.path),
+        episodes=logs.episodes,
+        steps=logs.rows,
+        options={**shape, "gamma": gamma, "clip": clip, **opts},
+        nis=nis,
+        nwis=nwis,
+        safety=safety,
+        estimates=J,
+    )

@@ -5,28 +5,15 @@ Importing :mod:`pyprog` registers them with Gymnasium::
     import gymnasium as gym
     import pyprog  # noqa: F401
     env = gym.make("pyprog/NSReco-v0", speed=3)
+
+The list of built-ins lives in :mod:`pyprog.envs.registry`.
 """
 
-import gymnasium as gym
+from pyprog.envs.registry import BUILTINS, ENVS, BuiltinEnv, register_envs
 
-__all__ = ["register_envs"]
+__all__ = ["BUILTINS", "ENVS", "ENV_IDS", "BuiltinEnv", "register_envs"]
 
-ENV_IDS = {
-    "pyprog/NSReco-v0": "pyprog.envs.reco:NSReco",
-    "pyprog/NSReacher-v0": "pyprog.envs.reacher:NSReacher",
-    "pyprog/NSDiabetes-v0": "pyprog.envs.diabetes.env:NSDiabetes",
-}
-
-
-def register_envs() -> None:
-    """Register pyprog's environments with Gymnasium (idempotent).
-
-    No ``max_episode_steps``: each environment ends its own episodes (NS-Reacher
-    truncates at its ``horizon``), so keyword arguments such as ``horizon=13`` work.
-    """
-    for env_id, entry_point in ENV_IDS.items():
-        if env_id not in gym.registry:
-            gym.register(env_id, entry_point=entry_point)
-
+#: Gymnasium id → entry point of every built-in environment.
+ENV_IDS = {env.gym_id: env.entry_point for env in BUILTINS.values()}
 
 register_envs()

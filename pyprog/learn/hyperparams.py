@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from pyprog.envs.registry import ENVS
 from pyprog.forecast.bases import BASES
 from pyprog.utils.validation import check_int
 
@@ -34,7 +35,6 @@ __all__ = [
 ]
 
 #: Environment names, as used by :func:`pyprog.run` and the CLI.
-ENVS = ("reco", "reacher", "diabetes")
 #: Algorithm names: the two Prognosticator variants and the two baselines.
 ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
 #: The paper's speeds of non-stationarity (0 = stationary).

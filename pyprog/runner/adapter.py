@@ -35,7 +35,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from pyprog.learn.hyperparams import ENVS, Hyper
+from pyprog.envs.registry import BUILTINS, ENVS
+from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 
 __all__ = [
@@ -50,12 +51,6 @@ __all__ = [
     "resolve_env",
 ]
 
-#: Classes of the built-in environments, by name.
-BUILTIN_CLASSES = {
-    "reco": "pyprog.envs.reco:NSReco",
-    "reacher": "pyprog.envs.reacher:NSReacher",
-    "diabetes": "pyprog.envs.diabetes.env:NSDiabetes",
-}
 #: Prefixes of the names of environments that cannot be rebuilt from their name.
 UNKEYED = ("instance:", "callable:")
 
@@ -199,7 +194,7 @@ def resolve_env(
         if env in ENVS:
             if speed is None:
                 raise ValueError(f"env {env!r} needs speed (how fast it drifts; the paper: 0-4)")
-            module_name, cls_name = BUILTIN_CLASSES[env].split(":")
+            module_name, cls_name = BUILTINS[env].entry_point.split(":")
             cls = getattr(importlib.import_module(module_name), cls_name)
             _check_env_kwargs(env, cls, kwargs)
             return ResolvedEnv(cls(speed=speed, **kwargs), env, True, True)

@@ -54,7 +54,7 @@ class EpisodeBatch(NamedTuple):
     Attributes
     ----------
     obs : ndarray of float64, shape (N, H, obs_dim)
-    actions : ndarray, shape (N, H, *action_shape)
+    actions : ndarray, shape (N, H, ``*action_shape``)
         int64 (discrete) or float64 (continuous).
     log_beta : ndarray of float64, shape (N, H)
         Behaviour log-probabilities (log-densities); 0 on padding.
@@ -84,7 +84,7 @@ class FlatSteps:
     Attributes
     ----------
     obs : ndarray of float64, shape (M, obs_dim)
-    actions : ndarray, shape (M, *action_shape)
+    actions : ndarray, shape (M, ``*action_shape``)
     episode, step, index : ndarray of int64, shape (M,)
     shape : (int, int)
         ``(N, H)``.
@@ -343,7 +343,7 @@ class EpisodeBuffer:
         Parameters
         ----------
         obs : array_like of float, shape (T, obs_dim)
-        actions : array_like, shape (T, *action_shape)
+        actions : array_like, shape (T, ``*action_shape``)
         log_beta : array_like of float, shape (T,)
         rewards : array_like of float, shape (T,)
             ``1 <= T <= horizon``.
@@ -428,7 +428,7 @@ class EpisodeBuffer:
         Returns
         -------
         EpisodeBatch
-            ``obs`` (N, H, obs_dim), ``actions`` (N, H, *action_shape), ``log_beta``,
+            ``obs`` (N, H, obs_dim), ``actions`` (N, H, ``*action_shape``), ``log_beta``,
             ``rewards``, ``mask`` (N, H) and ``lengths`` (N,); valid until the buffer
             next changes.
         """
@@ -447,7 +447,7 @@ class EpisodeBuffer:
 
     @property
     def actions(self) -> np.ndarray:
-        """ndarray, shape (N, H, *action_shape): actions, oldest episode first."""
+        """ndarray, shape (N, H, ``*action_shape``): actions, oldest episode first."""
         return self.view().actions
 
     @property
@@ -481,7 +481,7 @@ class EpisodeBuffer:
         Returns
         -------
         FlatSteps
-            ``obs`` (M, obs_dim), ``actions`` (M, *action_shape), ``episode``,
+            ``obs`` (M, obs_dim), ``actions`` (M, ``*action_shape``), ``episode``,
             ``step`` and ``index`` (M,) with M = ``lengths.sum()``.
         """
         if self._flat is None or self._flat[0] != self._version:

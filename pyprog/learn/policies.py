@@ -72,6 +72,8 @@ class PolicyEval:
         Every array of this result and the backward pass's work arrays, by name;
         ``evaluate(..., out=ev)`` reuses them.
 
+    Notes
+    -----
     The cache describes the policy at the θ it was evaluated with; call
     :meth:`Policy.backward` before changing ``theta``.
     """

@@ -10,7 +10,7 @@ claim's cases are corrected together with Holm's step-down method, so that the c
 * :func:`verdict_lower` — the claim "a < b in every case": a case is ``held`` when the
   one-sided test of ``mean_a − mean_b < 0`` is significant after correction,
   ``contradicted`` when the one-sided test of the opposite direction is.
-* :func:`verdict_equivalent` — the claim "|a − b| < margin in every case", with the margin
+* :func:`verdict_equivalent` — the claim "``|a − b| < margin`` in every case", with the margin
   stated up front: two one-sided tests (TOST) for ``held``; for ``contradicted``, the test
   that ``|mean_a − mean_b|`` exceeds the margin (the one-sided p-value on the observed side,
   doubled).

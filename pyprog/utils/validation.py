@@ -1,4 +1,4 @@
-"""Checks at the public boundary: clear ``ValueError``s that name the argument and the fix.
+"""Checks at the public boundary: ``ValueError`` messages that name the argument and the fix.
 
 Kernels trust their inputs; everything a user can pass goes through these first.
 """

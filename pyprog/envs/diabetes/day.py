@@ -26,7 +26,7 @@ This module splits that loop in two:
 
 simglucose details the kernel reproduces (they all change the score):
 
-* ``T1DSimEnv.step`` runs ``sample_time`` (3) one-minute ``mini_step``s with the same action
+* ``T1DSimEnv.step`` runs ``sample_time`` (3) one-minute ``mini_step`` calls with the same action
   and reports their running averages ``x += x_i / sample_time`` (CHO, insulin, BG, CGM); the
   bolus rule sees the *averaged* meal and CGM of the previous sample.
 * The sensor reads ``BG + noise`` only when ``patient.t % sample_time == 0`` and holds its

@@ -1,0 +1,213 @@
+"""Sphinx configuration for pyprog's documentation.
+
+Build it with ``pip install -e ".[docs]" && sphinx-build -W -b html docs docs/_build/html``.
+No network is needed: no intersphinx, no external logos or links.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import types
+from typing import ClassVar
+
+from docutils.parsers.rst import Directive, directives
+from sphinx.util import logging
+
+import pyprog
+
+project = "pyprog"
+author = "pyprog developers"
+copyright = "2026, pyprog developers"
+release = pyprog.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb"]
+suppress_warnings = ["myst.header"]  # guides moved from the README start at level 2 in places
+
+# -- the API reference --------------------------------------------------------------------------
+# THE list of documented modules, one entry per layer (docs/api/layers/<layer>.rst). After a module
+# is split, moved or added, edit this dict only: the build warns (and so fails under -W) about a
+# listed module that does not import and about a public module of pyprog that is not listed.
+API_MODULES = {
+    "forecast": [
+        "pyprog.forecast.bases",
+        "pyprog.forecast.estimators",
+        "pyprog.forecast.intervals",
+        "pyprog.forecast.safety",
+        "pyprog.forecast.logs",
+        "pyprog.forecast.logged",
+        "pyprog.forecast.plot",
+    ],
+    "learn": [
+        "pyprog.learn.policies",
+        "pyprog.learn.optim",
+        "pyprog.learn.buffer",
+        "pyprog.learn.learners",
+        "pyprog.learn.hyperparams",
+    ],
+    "envs": [
+        "pyprog.envs",
+        "pyprog.envs.registry",
+        "pyprog.envs.reco",
+        "pyprog.envs.reacher",
+        "pyprog.envs.diabetes",
+        "pyprog.envs.diabetes.parameters",
+        "pyprog.envs.diabetes.patient",
+        "pyprog.envs.diabetes.day",
+        "pyprog.envs.diabetes.env",
+    ],
+    "runner": [
+        "pyprog.runner.adapter",
+        "pyprog.runner.loop",
+        "pyprog.runner.replay",
+        "pyprog.runner.parallel",
+    ],
+    "results": ["pyprog.results.store"],
+    "stats": ["pyprog.stats.summary", "pyprog.stats.verdicts"],
+    "experiments": ["pyprog.experiments.grid", "pyprog.experiments.sweep"],
+    "paper": ["pyprog.paper.reproduce", "pyprog.paper.figures"],
+    "cli": ["pyprog.cli.main"],
+    "utils": ["pyprog.utils.validation", "pyprog.utils.cache", "pyprog.utils.figures"],
+    "_ext": ["pyprog._ext.backend", "pyprog._ext.fallback"],
+}
+
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
+autodoc_mock_imports = ["ns_gym"]
+
+numpydoc_show_class_members = (
+    False  # autodoc lists the members; numpydoc's tables would repeat them
+)
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+
+myst_enable_extensions = ["dollarmath", "colon_fence", "attrs_inline"]
+myst_heading_anchors = 3
+
+# -- the gallery --------------------------------------------------------------------------------
+# Only examples named plot_*.py are executed (each takes seconds); the others (NS-Gym's, which
+# needs the ns-gym package) are shown with the figure committed beside them.
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "reference_url": {},
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+}
+
+# -- HTML ---------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"pyprog {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navbar_start": ["navbar-logo"],
+    "logo": {"text": f"pyprog {version}"},
+    "navbar_end": ["theme-switcher"],
+    "navbar_persistent": ["search-button"],
+    "icon_links": [],
+    "use_edit_page_button": False,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_sidebars = {"index": [], "auto_examples/index": []}
+html_show_sourcelink = False
+
+logger = logging.getLogger(__name__)
+
+
+class PyprogLayer(Directive):
+    """``.. pyprog-layer:: forecast``: one ``automodule`` per module listed in API_MODULES."""
+
+    required_arguments = 1
+    has_content = False
+    option_spec: ClassVar[dict] = {}
+
+    def run(self):
+        layer = self.arguments[0]
+        if layer not in API_MODULES:
+            raise self.error(f"unknown layer {layer!r}: add it to API_MODULES in docs/conf.py")
+        lines = []
+        for name in API_MODULES[layer]:
+            lines += [name, "-" * len(name), "", f".. automodule:: {name}"]
+            public = _public_names(name)
+            if public:
+                # documented once, under their top-level name
+                lines += [f"   :exclude-members: {', '.join(public)}", ""]
+                refs = ", ".join(f":py:obj:`pyprog.{n}`" for n in public)
+                lines += [f"Also defined here, documented in the public API: {refs}."]
+            lines += [""]
+        source = self.state_machine.input_lines.source(
+            self.lineno - self.state_machine.input_offset - 1
+        )
+        self.state_machine.insert_input(lines, source)
+        return []
+
+
+def _public_names(module_name):
+    """The names of ``pyprog.__all__`` that are defined in module ``module_name``."""
+    module = importlib.import_module(module_name)
+    return sorted(
+        name
+        for name in pyprog.__all__
+        if not name.startswith("__")
+        and name in vars(module)
+        and getattr(vars(module)[name], "__module__", module_name) == module_name
+        and vars(module)[name] is getattr(pyprog, name)
+    )
+
+
+def _skip_type_aliases(app, what, name, obj, skip, options):
+    """Skip type aliases such as ``tuple[str, int]``: autodoc cannot format their signature."""
+    if isinstance(obj, types.GenericAlias):
+        return True
+    return None
+
+
+def _check_module_list(app, config):
+    """Warn about a listed module that does not import and a public module that is not listed."""
+    listed = {name for names in API_MODULES.values() for name in names}
+    for name in sorted(listed):
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # the warning names the fix
+            logger.warning(
+                "API_MODULES in docs/conf.py lists %s, which does not import (%s): update the list",
+                name,
+                err,
+            )
+    for info in pkgutil.walk_packages(pyprog.__path__, "pyprog."):
+        parts = info.name.split(".")
+        if any(part.startswith("_") for part in parts[1:]) and parts[1] != "_ext":
+            continue
+        if parts[-1].startswith("_") or info.name in listed or info.ispkg:
+            continue
+        logger.warning(
+            "module %s is not in API_MODULES in docs/conf.py: add it to its layer's list",
+            info.name,
+        )
+
+
+def setup(app):
+    directives.register_directive("pyprog-layer", PyprogLayer)
+    app.connect("config-inited", _check_module_list)
+    app.connect("autodoc-skip-member", _skip_type_aliases)

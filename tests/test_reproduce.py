@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from pyprog.learn.hyperparams import ALGOS, paper_hyper
-from pyprog.paper import figures as plots
-from pyprog.paper.reproduce import (
+from pyprog.paper import (
     CLAIMS,
     FULL,
     QUICK,
@@ -19,6 +18,7 @@ from pyprog.paper.reproduce import (
     stationary_margin,
     zeta_weights,
 )
+from pyprog.paper import figures as plots
 from pyprog.results.store import ResultStore
 from pyprog.stats.verdicts import VERDICTS
 

@@ -271,20 +271,20 @@ def _cmd_best(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from pyprog import paper
     from pyprog.experiments import grid
     from pyprog.learn.hyperparams import check_env
-    from pyprog.paper import reproduce
 
     envs = grid.parse_list(args.env, "--env", check_env)
     _check_counts(args)
-    plan = reproduce.QUICK if args.quick else reproduce.FULL
+    plan = paper.QUICK if args.quick else paper.FULL
     print(
         f"pyprog reproduce ({plan.name}): {plan.runs()} runs at most; finished runs are reused "
         f"from the store, so an interrupted reproduce resumes",
         file=sys.stderr,
     )
     _say_if_compiling(envs)
-    result = reproduce.reproduce(
+    result = paper.reproduce(
         args.out,
         quick=args.quick,
         store=args.store,

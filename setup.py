@@ -5,6 +5,7 @@ The extension is optional. On a machine without a C compiler (or without Cython)
 NumPy fallback (``pyprog.backend() == "numpy"``).
 """
 
+import glob
 import os
 import sys
 
@@ -34,6 +35,8 @@ def _extensions():
     ext = Extension(
         "pyprog._ext._kernels",
         sources=[os.path.join("pyprog", "_ext", "_kernels.pyx")],
+        # the kernel families _kernels.pyx includes: rebuild when one changes, ship them in sdists
+        depends=sorted(glob.glob(os.path.join("pyprog", "_ext", "_*.pxi"))),
         include_dirs=[os.path.join("pyprog", "_ext"), numpy.get_include()],
         extra_compile_args=EXTRA_COMPILE_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

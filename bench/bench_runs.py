@@ -8,7 +8,7 @@ The baseline swaps every kernel for its NumPy twin (what ``PYPROG_PURE_PYTHON=1`
 import pytest
 
 import pyprog.learn.learners
-import pyprog.learn.policies
+import pyprog.learn.policies.softmax
 from pyprog._ext import fallback
 from pyprog.runner.loop import run
 
@@ -35,7 +35,7 @@ def bench_run(benchmark, monkeypatch, impl, K, role, env, algo, target):
     if role == "candidate":
         benchmark.extra_info["target_seconds"] = target
     monkeypatch.setattr(pyprog.learn.learners, "kernels", K)
-    monkeypatch.setattr(pyprog.learn.policies, "kernels", K)
+    monkeypatch.setattr(pyprog.learn.policies.softmax, "kernels", K)
     kwargs = dict(speed=2, seed=0, episodes=1000)
     result = benchmark.pedantic(run, args=(env, algo), kwargs=kwargs, rounds=2, iterations=1)
     assert result.returns.shape == (1000,)

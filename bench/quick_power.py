@@ -1,6 +1,6 @@
 """Power of candidate ``pyprog reproduce --quick`` protocols, measured by resampling seeds.
 
-How the quick protocol (``pyprog.paper.reproduce.QUICK``) was chosen: run each candidate setting's
+How the quick protocol (``pyprog.paper.protocols.QUICK``) was chosen: run each candidate setting's
 per-seed runs once, for a modest pool of seeds (12 on NS-Reco, 8 on NS-Diabetes, all of 1000
 episodes, the paper's settings), then estimate the power of each (speeds, seeds) choice as
 the fraction of bootstrap resamples of ``n`` seeds per learner (with replacement, from the
@@ -21,7 +21,7 @@ import numpy as np
 
 from pyprog.experiments.sweep import run_sweep
 from pyprog.learn.hyperparams import ALGOS
-from pyprog.paper.reproduce import BASELINES, PRO, Plan, plan_tasks
+from pyprog.paper.protocols import BASELINES, PRO, Plan, plan_tasks
 from pyprog.results.store import ResultStore
 from pyprog.stats.summary import compare, mean_se
 from pyprog.stats.verdicts import verdict_lower

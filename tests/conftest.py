@@ -7,13 +7,13 @@ import pytest
 from pyprog._ext import fallback
 from pyprog.forecast import estimators
 from pyprog.learn import learners as agents
-from pyprog.learn import policies
+from pyprog.learn.policies import softmax as softmax_policies
 
 
 @pytest.fixture(params=["compiled", "numpy"])
 def backend(request, monkeypatch):
     """Both kernel backends: the NumPy twins patched in wherever the learners use kernels."""
     if request.param == "numpy":
-        for module in (agents, estimators, policies):
+        for module in (agents, estimators, softmax_policies):
             monkeypatch.setattr(module, "kernels", fallback)
     return request.param

@@ -20,13 +20,13 @@ from unprivileged import run_unprivileged
 
 import pyprog
 from pyprog.envs.diabetes import day as _diabetes_day
-from pyprog.envs.diabetes import patient
+from pyprog.envs.diabetes import dopri5, patient
 from pyprog.utils import cache as _cache
 
 PACKAGE = Path(pyprog.__file__).resolve().parent
 PROJECT = PACKAGE.parent
 # A cached function of pyprog that compiles in a second: enough to make numba write its cache.
-CALL_CACHED = "from pyprog.envs.diabetes.patient import _fmin; print(_fmin(1.0, 2.0))"
+CALL_CACHED = "from pyprog.envs.diabetes.dopri5 import _fmin; print(_fmin(1.0, 2.0))"
 NO_CACHE_WARNING = "pyprog: no writable cache directory"
 
 
@@ -108,7 +108,7 @@ def test_nothing_writable_means_uncached_with_one_warning(tmp_path, fresh_resolu
 
 @pytest.mark.parametrize(
     "func",
-    [patient._fmin, patient._simulate_batch, _diabetes_day.diabetes_day],
+    [dopri5._fmin, patient._simulate_batch, _diabetes_day.diabetes_day],
     ids=["patient", "parallel batch", "diabetes day"],
 )
 def test_pyprog_functions_cache_outside_the_package(func):
@@ -186,7 +186,7 @@ def _run_as_user(site: Path, cache_dir: str | None) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import pyprog as fresh
-            from pyprog.envs.diabetes.patient import _fmin
+            from pyprog.envs.diabetes.dopri5 import _fmin
 
             value = _fmin(1.0, 2.0)
         return {
@@ -208,7 +208,7 @@ def test_read_only_install_caches_in_the_users_directory(read_only_install):
     assert Path(answer["file"]) == site / "pyprog" / "__init__.py"
     assert not [w for w in answer["warnings"] if "cache" in w], answer["warnings"]
     assert _files(site) == before  # nothing written inside the package
-    assert list((writable / "numba").rglob("patient._fmin-*.nbi")), "no cache index written"
+    assert list((writable / "numba").rglob("dopri5._fmin-*.nbi")), "no cache index written"
 
 
 def test_read_only_install_without_any_writable_cache_runs_uncached(read_only_install):
@@ -270,7 +270,7 @@ def test_uninstall_leaves_no_package_folder_to_shadow_an_editable_install(tmp_pa
     assert (site / "pyprog" / "__init__.py").exists()
     done = _sh([python, "-c", CALL_CACHED], env=env, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "1.0", done.stderr
-    assert list((tmp_path / "home").rglob("patient._fmin-*.nbi")), "cached in ~/.cache"
+    assert list((tmp_path / "home").rglob("dopri5._fmin-*.nbi")), "cached in ~/.cache"
     done = _sh([python, "-m", "pip", "uninstall", "-y", "pyprog"], env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert not (site / "pyprog").exists(), sorted(_files(site / "pyprog"))

@@ -476,6 +476,7 @@ def test_log_prob_and_grad_coef_errors():
         policy.log_prob_and_grad(obs, actions, coef=np.full(M, np.nan))
 
 
-def test_docstring_examples():
-    result = doctest.testmod(pyprog.learn.policies)
+@pytest.mark.parametrize("module", [pyprog.learn.policies.softmax, pyprog.learn.policies.gaussian])
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

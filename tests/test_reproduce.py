@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from pyprog.learn.hyperparams import ALGOS, paper_hyper
-from pyprog.paper import figures as plots
-from pyprog.paper.reproduce import (
+from pyprog.paper import (
     CLAIMS,
     FULL,
     QUICK,
     Plan,
     claims,
-    reproduce,
     stationary_margin,
     zeta_weights,
 )
+from pyprog.paper import figures as plots
+from pyprog.paper.reproduce import reproduce
 from pyprog.results.store import ResultStore
 from pyprog.stats.verdicts import VERDICTS
 

@@ -187,7 +187,7 @@ def verdict_lower(cases: Sequence[Case], alpha: float = ALPHA) -> dict[str, Any]
     ----------
     cases : sequence of (label, a, b)
         ``a`` and ``b`` are mappings with ``mean``, ``se`` (standard error of the mean) and
-        ``seeds`` (the number of values), e.g. rows of :func:`pyprog.paper.reproduce.regret_tables`.
+        ``seeds`` (the number of values), e.g. rows of :func:`pyprog.paper.claims.regret_tables`.
     alpha : float in (0, 1)
 
     Returns

@@ -47,15 +47,9 @@ import numpy as np
 from scipy.interpolate import interp1d
 from scipy.stats import truncnorm
 
-from pyprog.envs.diabetes.patient import (
-    N_STATES,
-    STATUS_NOT_FINITE,
-    STATUS_OK,
-    VG,
-    new_eating_state,
-    new_workspace,
-    patient_step,
-)
+from pyprog.envs.diabetes.dopri5 import STATUS_NOT_FINITE, STATUS_OK, new_workspace
+from pyprog.envs.diabetes.model import N_STATES, VG
+from pyprog.envs.diabetes.patient import new_eating_state, patient_step
 from pyprog.utils.cache import cached_njit
 
 __all__ = [
@@ -96,7 +90,7 @@ TRACE_CGM = 3  # CGM reading, averaged over the sample (mg/dL); the bolus rule's
 TRACE_RISK = 4  # risk index of that CGM; the sample's reward is its negative
 N_TRACE = 5
 
-# Kernel status beyond the patient's (pyprog.envs.diabetes.patient.STATUS_*)
+# Kernel status beyond the patient's (pyprog.envs.diabetes.dopri5.STATUS_*)
 STATUS_NOISE_EXHAUSTED = -10  # the day needed more CGM readings than were drawn
 
 # CGMNoise: one Johnson-SU draw every 15 min, PRECOMPUTE draws interpolated at a time

@@ -14,8 +14,9 @@ from gymnasium import spaces
 from numpy.typing import ArrayLike
 
 from pyprog.envs.diabetes import day
+from pyprog.envs.diabetes.dopri5 import STATUS_OK, IntegrationError
 from pyprog.envs.diabetes.parameters import pump_params, sensor_params
-from pyprog.envs.diabetes.patient import STATUS_OK, IntegrationError, PatientLike, pack_patient
+from pyprog.envs.diabetes.patient import PatientLike, pack_patient
 from pyprog.utils.validation import check_int, check_speed, reset_option
 
 __all__ = ["DayTrace", "NSDiabetes", "compile_kernels", "is_compiled", "simulate_day"]

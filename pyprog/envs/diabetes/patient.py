@@ -6,12 +6,14 @@ meal bookkeeping, then calls ``scipy.integrate.ode(...).set_integrator("dopri5")
 with the inputs held constant over the minute. This module does the same with numba-jitted
 functions over plain float64 arrays (cached per user, see :mod:`pyprog.utils.cache`):
 
-* :func:`patient_rhs` is ``T1DPatient.model`` term by term (same operations, same order);
-* :func:`dopri5_minute` is one ``integrate(t + 1)`` call of scipy's dopri5 (Hairer's DOPRI5 as
-  translated to C in SciPy): with scipy's defaults (rtol 1e-6, atol 1e-12, nsteps 500, safety
-  0.9, step ratio in [0.2, 10], Lund stabilisation beta 0.04) and, as in simglucose, a fresh
-  start every minute: the first derivative and the initial step (``HINIT``) are recomputed at
-  each call, because scipy never writes the last step size back for the next call;
+* :func:`patient_rhs` is ``T1DPatient.model`` term by term (same operations, same order), in
+  :mod:`pyprog.envs.diabetes.model`;
+* :func:`dopri5_minute` (:mod:`pyprog.envs.diabetes.dopri5`) is one ``integrate(t + 1)`` call
+  of scipy's dopri5 (Hairer's DOPRI5 as translated to C in SciPy): with scipy's defaults (rtol
+  1e-6, atol 1e-12, nsteps 500, safety 0.9, step ratio in [0.2, 10], Lund stabilisation beta
+  0.04) and, as in simglucose, a fresh start every minute: the first derivative and the
+  initial step (``HINIT``) are recomputed at each call, because scipy never writes the last
+  step size back for the next call;
 * :func:`patient_step` is ``T1DPatient.step``: meal announcement, eating at 5 g/min, the
   ``_last_Qsto`` / ``_last_foodtaken`` / ``is_eating`` bookkeeping, then :func:`dopri5_minute`.
 
@@ -28,8 +30,9 @@ Packed patient parameters
 -------------------------
 The jitted functions take a patient as one float64 vector of length ``N_PARAMS`` laid out as
 ``PARAM_NAMES``: the initial state (CSV columns ``"x0_ 1"`` … ``"x0_13"``) in ``[0:13]``, then
-the model constants (``"BW"``, ``"kabs"``, …) at the index constants of this module
-(``BW``, ``KABS``, …). :func:`pack_patient` builds it from a name or a parameter mapping.
+the model constants (``"BW"``, ``"kabs"``, …) at the index constants of
+:mod:`pyprog.envs.diabetes.model` (``BW``, ``KABS``, …). :func:`pack_patient` builds it from
+a name or a parameter mapping.
 
 Examples
 --------
@@ -53,6 +56,31 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
+# The model and its integrator moved out of this module; names that code imports from here
+# (N_WORK, STATUS_*, KM0, U2SS, ... : tests, benchmarks, day.py) are re-exported (noqa: F401).
+from pyprog.envs.diabetes.dopri5 import (  # noqa: F401
+    N_WORK,
+    STATUS_NOT_FINITE,
+    STATUS_OK,
+    STATUS_STEP_TOO_SMALL,
+    STATUS_TOO_MANY_STEPS,
+    IntegrationError,
+    dopri5_minute,
+    new_workspace,
+)
+from pyprog.envs.diabetes.model import (  # noqa: F401
+    BW,
+    KM0,
+    N_PARAMS,
+    N_STATES,
+    PARAM_NAMES,
+    STATE_NAMES,
+    U2SS,
+    VG,
+    VI,
+    blood_glucose,
+    patient_rhs,
+)
 from pyprog.envs.diabetes.parameters import patient_params
 from pyprog.utils.cache import cached_njit
 
@@ -74,71 +102,6 @@ __all__ = [
     "simulate_patients",
 ]
 
-# --------------------------------------------------------------------------------------------
-# State vector x (13,), in simglucose's order and units
-# --------------------------------------------------------------------------------------------
-STATE_NAMES = (
-    "Qsto1",  # 0  solid glucose in the stomach (mg)
-    "Qsto2",  # 1  liquid glucose in the stomach (mg)
-    "Qgut",  # 2  glucose in the intestine (mg)
-    "Gp",  # 3  plasma glucose (mg/kg)
-    "Gt",  # 4  tissue glucose (mg/kg)
-    "Ip",  # 5  plasma insulin (pmol/kg)
-    "X",  # 6  insulin action on glucose utilisation
-    "I1",  # 7  delayed insulin signal
-    "Id",  # 8  insulin action on glucose production
-    "Il",  # 9  liver insulin (pmol/kg)
-    "Isc1",  # 10 subcutaneous insulin, first compartment (pmol/kg)
-    "Isc2",  # 11 subcutaneous insulin, second compartment (pmol/kg)
-    "Gs",  # 12 subcutaneous glucose (mg/kg); BG = Gs / Vg
-)
-N_STATES = 13
-
-# --------------------------------------------------------------------------------------------
-# Packed patient parameters (N_PARAMS,): x0 in [0:13], then the model constants
-# --------------------------------------------------------------------------------------------
-INITIAL_STATE_COLUMNS = tuple(f"x0_{i:2d}" for i in range(1, N_STATES + 1))
-MODEL_CONSTANTS = (
-    "BW", "kabs", "kmax", "kmin", "b", "d", "Vg", "Vi", "Vmx", "Km0", "k1", "k2", "p2u",
-    "m1", "m2", "m4", "m30", "ki", "kp1", "kp2", "kp3", "f", "ke1", "ke2", "Fsnc", "Vm0",
-    "kd", "ksc", "ka1", "ka2", "Ib", "u2ss",
-)  # fmt: skip
-PARAM_NAMES = INITIAL_STATE_COLUMNS + MODEL_CONSTANTS
-N_PARAMS = len(PARAM_NAMES)
-
-# Index constants into the packed vector (numba folds module-level ints into the code).
-BW = 13  # body weight (kg)
-KABS = 14  # intestinal absorption rate (1/min)
-KMAX = 15  # maximal gastric emptying rate (1/min)
-KMIN = 16  # minimal gastric emptying rate (1/min)
-B = 17  # fraction of the meal at which emptying starts to slow down
-D = 18  # fraction of the meal at which emptying is back to kmax
-VG = 19  # glucose distribution volume (dL/kg)
-VI = 20  # insulin distribution volume (L/kg)
-VMX = 21  # insulin-dependent utilisation, slope
-KM0 = 22  # Michaelis-Menten constant of utilisation (mg/kg)
-K1 = 23  # plasma -> tissue glucose rate (1/min)
-K2 = 24  # tissue -> plasma glucose rate (1/min)
-P2U = 25  # insulin action on utilisation, rate (1/min)
-M1 = 26  # liver insulin clearance / transfer rates (1/min)
-M2 = 27
-M4 = 28
-M30 = 29
-KI = 30  # delay of insulin action on production (1/min)
-KP1 = 31  # endogenous glucose production at zero glucose and insulin (mg/kg/min)
-KP2 = 32  # ... its dependence on plasma glucose (1/min)
-KP3 = 33  # ... its dependence on delayed insulin (mg/kg/min per pmol/L)
-F = 34  # fraction of intestinal absorption that appears in plasma
-KE1 = 35  # renal excretion rate (1/min)
-KE2 = 36  # renal threshold (mg/kg)
-FSNC = 37  # insulin-independent utilisation (mg/kg/min)
-VM0 = 38  # insulin-dependent utilisation, intercept (mg/kg/min)
-KD = 39  # subcutaneous insulin transfer rate (1/min)
-KSC = 40  # subcutaneous glucose rate (1/min)
-KA1 = 41  # subcutaneous insulin absorption rates (1/min)
-KA2 = 42
-IB = 43  # basal plasma insulin (pmol/L)
-U2SS = 44  # steady-state basal insulin (pmol/kg/min); basal rate = u2ss * BW / 6000 U/min
 
 # --------------------------------------------------------------------------------------------
 # Meal bookkeeping of T1DPatient, one small float64 vector (N_EATING,)
@@ -150,92 +113,6 @@ LAST_FOODTAKEN = 3  # carbohydrate eaten since the current meal started (g)
 IS_EATING = 4  # 1.0 while eating
 N_EATING = 5
 EAT_RATE = 5.0  # g/min, T1DPatient.EAT_RATE
-
-# --------------------------------------------------------------------------------------------
-# scipy's dopri5 (scipy/integrate/_ode.py defaults; scipy/integrate/src/dop.c)
-# --------------------------------------------------------------------------------------------
-RTOL = 1e-6
-ATOL = 1e-12
-NMAX = 500  # ode(...).set_integrator("dopri5") nsteps
-SAFE = 0.9
-FAC1 = 0.2  # the new step is at least 0.2 times ...
-FAC2 = 10.0  # ... and at most 10 times the old one
-BETA = 0.04  # scipy passes beta=0, which DOPRI5 reads as "use the default 0.04"
-UROUND = 2.220446049250313e-16
-SAMPLE_TIME = 1.0  # min, one integrate() call per minute
-
-# Dormand-Prince 5(4) coefficients (Hairer's CDOPRI)
-C2 = 0.2
-C3 = 0.3
-C4 = 0.8
-C5 = 8.0 / 9.0
-A21 = 0.2
-A31 = 3.0 / 40.0
-A32 = 9.0 / 40.0
-A41 = 44.0 / 45.0
-A42 = -56.0 / 15.0
-A43 = 32.0 / 9.0
-A51 = 19372.0 / 6561.0
-A52 = -25360.0 / 2187.0
-A53 = 64448.0 / 6561.0
-A54 = -212.0 / 729.0
-A61 = 9017.0 / 3168.0
-A62 = -355.0 / 33.0
-A63 = 46732.0 / 5247.0
-A64 = 49.0 / 176.0
-A65 = -5103.0 / 18656.0
-A71 = 35.0 / 384.0
-A73 = 500.0 / 1113.0
-A74 = 125.0 / 192.0
-A75 = -2187.0 / 6784.0
-A76 = 11.0 / 84.0
-E1 = 71.0 / 57600.0
-E3 = -71.0 / 16695.0
-E4 = 71.0 / 1920.0
-E5 = -17253.0 / 339200.0
-E6 = 22.0 / 525.0
-E7 = -1.0 / 40.0
-
-# Integrator status codes (scipy's IDID where one exists)
-STATUS_OK = 1
-STATUS_TOO_MANY_STEPS = -2  # more than NMAX steps in one minute
-STATUS_STEP_TOO_SMALL = -3  # step size underflow
-STATUS_NOT_FINITE = -5  # a state became NaN or infinite
-_STATUS_REASONS = {
-    STATUS_TOO_MANY_STEPS: f"more than {NMAX} steps were needed in one minute",
-    STATUS_STEP_TOO_SMALL: "the step size became too small",
-    STATUS_NOT_FINITE: "a state became NaN or infinite",
-}
-
-# Workspace rows (N_WORK, N_STATES)
-_K1, _K2, _K3, _K4, _K5, _K6, _Y1, _YSTI = range(8)
-N_WORK = 8
-
-
-class IntegrationError(RuntimeError):
-    """DOPRI5 could not advance a patient through a minute within its tolerances.
-
-    Attributes
-    ----------
-    patient : str
-        Patient name (or ``"patient <index>"`` in a batch of unnamed parameter sets).
-    minute : int
-        The minute (0-based index into the inputs) whose integration failed.
-    status : int
-        ``STATUS_TOO_MANY_STEPS``, ``STATUS_STEP_TOO_SMALL`` or ``STATUS_NOT_FINITE``.
-    """
-
-    def __init__(self, patient: str, minute: int, status: int) -> None:
-        self.patient = patient
-        self.minute = minute
-        self.status = status
-        reason = _STATUS_REASONS.get(status, f"unexpected status {status}")
-        super().__init__(
-            f"the patient ODE of {patient} could not be integrated over minute {minute} "
-            f"(t = {minute} -> {minute + 1} min): {reason} (DOPRI5, rtol={RTOL:g}, "
-            f"atol={ATOL:g}, nsteps={NMAX}, as scipy's dopri5 in simglucose); check the patient "
-            "parameters and the cho/insulin inputs"
-        )
 
 
 class PatientTrace(NamedTuple):
@@ -270,327 +147,11 @@ _jit = cached_njit(error_model="numpy")
 
 
 @_jit
-def _fmin(a: float, b: float) -> float:
-    """C ``fmin``: a NaN operand is ignored."""
-    if a != a:
-        return b
-    if b != b:
-        return a
-    return a if a < b else b
-
-
-@_jit
-def _fmax(a: float, b: float) -> float:
-    """C ``fmax``: a NaN operand is ignored."""
-    if a != a:
-        return b
-    if b != b:
-        return a
-    return a if a > b else b
-
-
-@_jit
-def blood_glucose(x: np.ndarray, params: np.ndarray) -> float:
-    """BG (mg/dL) of state ``x`` (13,): subcutaneous glucose over volume, ``x[12] / Vg``."""
-    return x[12] / params[VG]
-
-
-@_jit
-def patient_rhs(x, params, cho, insulin, last_qsto, last_foodtaken, dxdt):
-    """``T1DPatient.model``: write dx/dt of the UVa/Padova model into ``dxdt`` (13,).
-
-    Parameters
-    ----------
-    x : ndarray, shape (13,)
-        State (see ``STATE_NAMES``).
-    params : ndarray, shape (N_PARAMS,)
-        Packed patient parameters.
-    cho : float
-        Carbohydrate eaten this minute (g/min), after the 5 g/min eating-rate cap.
-    insulin : float
-        Insulin delivered (U/min).
-    last_qsto, last_foodtaken : float
-        Stomach content at the start of the current meal (mg) and carbohydrate eaten since (g).
-    dxdt : ndarray, shape (13,)
-        Output.
-
-    Notes
-    -----
-    Every expression keeps simglucose's operand order so that the floating-point results match.
-    """
-    d = cho * 1000.0  # g/min -> mg/min
-    insulin_in = insulin * 6000.0 / params[BW]  # U/min -> pmol/kg/min
-
-    # Glucose in the stomach
-    qsto = x[0] + x[1]
-    # Dbar (mg): the meal being digested, including what is still being eaten
-    dbar = last_qsto + last_foodtaken * 1000.0
-
-    # Stomach solid
-    dxdt[0] = -params[KMAX] * x[0] + d
-
-    # Gastric emptying slows down between fractions b and d of the meal
-    if dbar > 0:
-        aa = 5.0 / (2.0 * dbar * (1.0 - params[B]))
-        cc = 5.0 / (2.0 * dbar * params[D])
-        kgut = params[KMIN] + (params[KMAX] - params[KMIN]) / 2.0 * (
-            math.tanh(aa * (qsto - params[B] * dbar))
-            - math.tanh(cc * (qsto - params[D] * dbar))
-            + 2.0
-        )
-    else:
-        kgut = params[KMAX]
-
-    # Stomach liquid
-    dxdt[1] = params[KMAX] * x[0] - x[1] * kgut
-
-    # Intestine
-    dxdt[2] = kgut * x[1] - params[KABS] * x[2]
-
-    # Rate of appearance of meal glucose in plasma
-    rat = params[F] * params[KABS] * x[2] / params[BW]
-    # Endogenous glucose production EGPt
-    egpt = params[KP1] - params[KP2] * x[3] - params[KP3] * x[8]
-    # Insulin-independent glucose utilisation
-    uiit = params[FSNC]
-
-    # Renal excretion Et above the threshold ke2
-    if x[3] > params[KE2]:
-        et = params[KE1] * (x[3] - params[KE2])
-    else:
-        et = 0.0
-
-    # Glucose kinetics; max(EGPt, 0) as Python's max: EGPt unless 0 > EGPt
-    egpt_pos = 0.0 if 0.0 > egpt else egpt
-    dxdt[3] = egpt_pos + rat - uiit - et - params[K1] * x[3] + params[K2] * x[4]
-    # Non-negativity gates, simglucose's (x >= 0) * dxdt: a state below zero is frozen (a NaN
-    # derivative stays NaN, so a broken state is reported rather than hidden)
-    if not x[3] >= 0:
-        dxdt[3] *= 0.0
-
-    # Insulin-dependent utilisation Uidt, Michaelis-Menten with Vmt = Vm0 + Vmx X, Kmt = Km0
-    vmt = params[VM0] + params[VMX] * x[6]
-    kmt = params[KM0]
-    uidt = vmt * x[4] / (kmt + x[4])
-    dxdt[4] = -uidt + params[K1] * x[3] - params[K2] * x[4]
-    if not x[4] >= 0:
-        dxdt[4] *= 0.0
-
-    # Insulin kinetics
-    dxdt[5] = (
-        -(params[M2] + params[M4]) * x[5]
-        + params[M1] * x[9]
-        + params[KA1] * x[10]
-        + params[KA2] * x[11]
-    )
-    it = x[5] / params[VI]
-    if not x[5] >= 0:
-        dxdt[5] *= 0.0
-
-    # Insulin action on glucose utilisation
-    dxdt[6] = -params[P2U] * x[6] + params[P2U] * (it - params[IB])
-
-    # Insulin action on glucose production (two-compartment delay)
-    dxdt[7] = -params[KI] * (x[7] - it)
-    dxdt[8] = -params[KI] * (x[8] - x[7])
-
-    # Insulin in the liver (pmol/kg)
-    dxdt[9] = -(params[M1] + params[M30]) * x[9] + params[M2] * x[5]
-    if not x[9] >= 0:
-        dxdt[9] *= 0.0
-
-    # Subcutaneous insulin kinetics
-    dxdt[10] = insulin_in - (params[KA1] + params[KD]) * x[10]
-    if not x[10] >= 0:
-        dxdt[10] *= 0.0
-    dxdt[11] = params[KD] * x[10] - params[KA2] * x[11]
-    if not x[11] >= 0:
-        dxdt[11] *= 0.0
-
-    # Subcutaneous glucose
-    dxdt[12] = -params[KSC] * x[12] + params[KSC] * x[3]
-    if not x[12] >= 0:
-        dxdt[12] *= 0.0
-
-
-@_jit
-def _initial_step(x, params, cho, insulin, last_qsto, last_foodtaken, f0, f1, y1, hmax):
-    """DOPRI5's ``HINIT`` (order 5, scalar tolerances): a first step size guess.
-
-    ``f0`` holds f(t, x) on entry; ``f1`` and ``y1`` (13,) are scratch.
-    """
-    n = x.shape[0]
-    # h = 0.01 * ||x|| / ||f0||, norms weighted by the tolerances
-    dnf = 0.0
-    dny = 0.0
-    for i in range(n):
-        sk = ATOL + RTOL * abs(x[i])
-        dnf += (f0[i] / sk) * (f0[i] / sk)
-        dny += (x[i] / sk) * (x[i] / sk)
-    if dnf <= 1.0e-10 or dny <= 1.0e-10:
-        h = 1.0e-6
-    else:
-        h = math.sqrt(dny / dnf) * 0.01
-    h = _fmin(h, hmax)
-    # One explicit Euler step to estimate the second derivative
-    for i in range(n):
-        y1[i] = x[i] + h * f0[i]
-    patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, f1)
-    der2 = 0.0
-    for i in range(n):
-        sk = ATOL + RTOL * abs(x[i])
-        der2 += ((f1[i] - f0[i]) / sk) * ((f1[i] - f0[i]) / sk)
-    der2 = math.sqrt(der2) / h
-    # h^5 * max(||f0||, ||f''||) = 0.01
-    der12 = _fmax(abs(der2), math.sqrt(dnf))
-    if der12 <= 1.0e-15:
-        h1 = _fmax(1.0e-6, abs(h) * 1.0e-3)
-    else:
-        h1 = (0.01 / der12) ** (1.0 / 5.0)
-    return _fmin(_fmin(100.0 * abs(h), h1), hmax)
-
-
-@_jit
-def dopri5_minute(x, t, params, cho, insulin, last_qsto, last_foodtaken, work):
-    """One ``ode.integrate(t + 1)`` of scipy's dopri5 with the inputs held constant.
-
-    Parameters
-    ----------
-    x : ndarray, shape (13,)
-        State at ``t``; overwritten with the state at the end of the minute.
-    t : float
-        Start time (min).
-    params : ndarray, shape (N_PARAMS,)
-        Packed patient parameters.
-    cho, insulin, last_qsto, last_foodtaken : float
-        Inputs of :func:`patient_rhs`, constant over the minute.
-    work : ndarray, shape (N_WORK, 13)
-        Scratch space (:func:`new_workspace`).
-
-    Returns
-    -------
-    status : int
-        ``STATUS_OK`` or a failure code (``STATUS_TOO_MANY_STEPS``, ``STATUS_STEP_TOO_SMALL``).
-    t : float
-        Time reached (``t + 1`` up to rounding, as scipy computes it).
-    n_rhs : int
-        Right-hand-side evaluations (scipy's ``NFCN``).
-
-    Notes
-    -----
-    scipy's stiffness test runs after every 1000th accepted step, which ``nsteps=500`` never
-    reaches, so it is left out.
-    """
-    n = x.shape[0]
-    k1 = work[_K1]
-    k2 = work[_K2]
-    k3 = work[_K3]
-    k4 = work[_K4]
-    k5 = work[_K5]
-    k6 = work[_K6]
-    y1 = work[_Y1]
-    ysti = work[_YSTI]
-
-    xend = t + SAMPLE_TIME
-    hmax = abs(xend - t)  # WORK(6) = 0: the whole interval
-    facold = 1.0e-4
-    expo1 = 0.2 - BETA * 0.75
-    facc1 = 1.0 / FAC1
-    facc2 = 1.0 / FAC2
-
-    # Every integrate() call starts afresh: f(t, x), then HINIT (scipy keeps WORK(7) = 0)
-    patient_rhs(x, params, cho, insulin, last_qsto, last_foodtaken, k1)
-    h = _initial_step(x, params, cho, insulin, last_qsto, last_foodtaken, k1, k2, k3, hmax)
-    n_rhs = 2
-    nstep = 0
-    reject = False
-    last = False
-    while True:
-        if nstep > NMAX:
-            return STATUS_TOO_MANY_STEPS, t, n_rhs
-        if 0.1 * abs(h) <= abs(t) * UROUND:
-            return STATUS_STEP_TOO_SMALL, t, n_rhs
-        if t + 1.01 * h - xend > 0.0:
-            h = xend - t
-            last = True
-        nstep += 1
-
-        # The 7 stages (the 7th, at the new point, is the next step's first: FSAL)
-        for i in range(n):
-            y1[i] = x[i] + h * A21 * k1[i]
-        patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, k2)
-        for i in range(n):
-            y1[i] = x[i] + h * (A31 * k1[i] + A32 * k2[i])
-        patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, k3)
-        for i in range(n):
-            y1[i] = x[i] + h * (A41 * k1[i] + A42 * k2[i] + A43 * k3[i])
-        patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, k4)
-        for i in range(n):
-            y1[i] = x[i] + h * (A51 * k1[i] + A52 * k2[i] + A53 * k3[i] + A54 * k4[i])
-        patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, k5)
-        for i in range(n):
-            ysti[i] = x[i] + h * (
-                A61 * k1[i] + A62 * k2[i] + A63 * k3[i] + A64 * k4[i] + A65 * k5[i]
-            )
-        xph = t + h
-        patient_rhs(ysti, params, cho, insulin, last_qsto, last_foodtaken, k6)
-        for i in range(n):
-            y1[i] = x[i] + h * (A71 * k1[i] + A73 * k3[i] + A74 * k4[i] + A75 * k5[i] + A76 * k6[i])
-        patient_rhs(y1, params, cho, insulin, last_qsto, last_foodtaken, k2)
-        # Embedded 4th-order error estimate (k4 is reused to hold it)
-        for i in range(n):
-            k4[i] = (
-                E1 * k1[i] + E3 * k3[i] + E4 * k4[i] + E5 * k5[i] + E6 * k6[i] + E7 * k2[i]
-            ) * h
-        n_rhs += 6
-
-        # err = RMS of the local error over RTOL * max(|x|, |x_new|) + ATOL
-        err = 0.0
-        for i in range(n):
-            sk = ATOL + RTOL * _fmax(abs(x[i]), abs(y1[i]))
-            err += (k4[i] / sk) * (k4[i] / sk)
-        err = math.sqrt(err / n)
-
-        # New step size, Lund-stabilised, with FAC1 <= hnew / h <= FAC2
-        fac11 = err**expo1
-        fac = fac11 / facold**BETA
-        fac = _fmax(facc2, _fmin(facc1, fac / SAFE))
-        hnew = h / fac
-
-        if err <= 1.0:
-            # Step accepted
-            facold = _fmax(err, 1.0e-4)
-            for i in range(n):
-                k1[i] = k2[i]
-                x[i] = y1[i]
-            t = xph
-            if last:
-                return STATUS_OK, t, n_rhs
-            if abs(hnew) > hmax:
-                hnew = hmax
-            if reject:
-                hnew = _fmin(abs(hnew), abs(h))
-            reject = False
-        else:
-            # Step rejected: shrink, but by no more than FAC1
-            hnew = h / _fmin(facc1, fac11 / SAFE)
-            reject = True
-            last = False
-        h = hnew
-
-
-@_jit
 def new_eating_state(x0):
     """Meal bookkeeping of a freshly reset ``T1DPatient`` (``N_EATING``,) for state ``x0``."""
     eating = np.zeros(N_EATING)
     eating[LAST_QSTO] = x0[0] + x0[1]
     return eating
-
-
-@_jit
-def new_workspace():
-    """Scratch space (N_WORK, 13) for :func:`dopri5_minute` and :func:`patient_step`."""
-    return np.empty((N_WORK, N_STATES))
 
 
 @_jit

@@ -1,0 +1,149 @@
+"""What the ``pyprog`` commands share: argument parsing, checks, progress bars, tables.
+
+The arguments ``run`` and ``sweep`` both take (:func:`add_grid_arguments`) and their
+parsing and bounds (:func:`parse_envs`, :func:`parse_speeds`, :func:`check_counts`); a tqdm
+progress bar driven by ``progress(done, total)`` (:func:`progress_bar`); the regret table as
+text (:func:`format_table`, :func:`speed_label`); and the one-line notice before numba
+compiles the patient model (:func:`say_if_compiling`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = [
+    "add_grid_arguments",
+    "check_counts",
+    "format_table",
+    "parse_envs",
+    "parse_speeds",
+    "progress_bar",
+    "say_if_compiling",
+    "speed_label",
+]
+
+
+def format_table(table: list[dict]) -> str:
+    """Regret tables, one per environment: algorithms × speeds, "mean ± se"."""
+    lines = []
+    for env in dict.fromkeys(r["env"] for r in table):
+        rows = [r for r in table if r["env"] == env]
+        speeds = sorted({r["speed"] for r in rows}, key=lambda s: -1.0 if s is None else s)
+        algos = list(dict.fromkeys(r["algo"] for r in rows))
+        cell = {(r["algo"], r["speed"]): r for r in rows}
+        metric = rows[0]["metric"]
+        lines.append(f"{env}: {metric} (mean ± standard error over seeds)")
+        header = f"{'algo':<10}" + "".join(f"{speed_label(s):>22}" for s in speeds)
+        lines.append(header)
+        for algo in algos:
+            parts = []
+            for s in speeds:
+                r = cell.get((algo, s))
+                parts.append(f"{r['mean']:>12.4g} ± {r['se']:<7.2g}" if r else f"{'-':>22}")
+            lines.append(f"{algo:<10}" + "".join(f"{p:>22}" for p in parts))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def speed_label(speed: float | None) -> str:
+    """ "speed 2" — or "its own drift" for an environment whose drift pyprog does not set."""
+    return "its own drift" if speed is None else f"speed {speed:g}"
+
+
+def parse_envs(text: str) -> list[str]:
+    """--env: built-in names, Gymnasium ids or module:function factories, comma-separated."""
+    from pyprog.experiments import grid
+    from pyprog.runner.adapter import check_env_spec
+
+    return grid.parse_list(text, "--env", check_env_spec)
+
+
+def parse_speeds(text: str | None, flag: str) -> list[int] | None:
+    """None when not given: 0-4 for built-in environments, none for the others."""
+    from pyprog.experiments import grid
+
+    return None if text is None else grid.parse_range(text, flag)
+
+
+def progress_bar(desc: str):
+    """A tqdm bar driven by ``progress(done, total)`` calls (on stderr)."""
+    from tqdm.auto import tqdm
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            # disable=None: a bar on a terminal, nothing in a log file
+            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True, disable=None)
+        bar.n = done
+        bar.refresh()
+        if done == total:
+            bar.close()
+
+    return progress
+
+
+def check_counts(args: argparse.Namespace) -> None:
+    """--episodes, --jobs and --settings, where a command has them (bounds: experiments.grid)."""
+    from pyprog.experiments.grid import MAX_EPISODES, MAX_SETTINGS
+
+    if getattr(args, "episodes", 1) < 1:
+        raise ValueError(f"--episodes must be >= 1; got {args.episodes}")
+    if getattr(args, "episodes", 1) > MAX_EPISODES:
+        raise ValueError(f"--episodes must be at most {MAX_EPISODES}; got {args.episodes}")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    if getattr(args, "settings", 1) < 1:
+        raise ValueError(f"--settings must be >= 1; got {args.settings}")
+    if getattr(args, "settings", 1) > MAX_SETTINGS:
+        raise ValueError(f"--settings must be at most {MAX_SETTINGS}; got {args.settings}")
+
+
+def add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None:
+    """The arguments that ``run`` and ``sweep`` share (``--speed`` and ``--speeds`` both)."""
+    parser.add_argument(
+        "--env",
+        default="reco",
+        help="comma-separated: reco, reacher, diabetes, a Gymnasium id (CartPole-v1) or "
+        "module:function (a factory importable from the current directory or PYTHONPATH) "
+        "(default: reco)",
+    )
+    parser.add_argument(
+        "--algo",
+        default="pro-ols,pro-wls,onpg,ftrl-pg",
+        help="pro-ols, pro-wls, onpg, ftrl-pg; comma-separated (default: all four)",
+    )
+    parser.add_argument(
+        "--speed",
+        "--speeds",
+        dest=speed_flag.lstrip("-"),
+        default=None,
+        help="speeds of non-stationarity of the built-in envs, integers >= 0 (0 = stationary): "
+        "a range 0-4, a list 0,2,4 or both (default: 0-4); other envs drift by themselves "
+        "and take none",
+    )
+    parser.add_argument(
+        "--seeds",
+        default="10",
+        help="a count (10 = seeds 0..9) or a range/list of seeds (3-7, 1,5) (default: 10)",
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=1000, help="episodes per run, >= 1 (default: 1000)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def say_if_compiling(envs) -> None:
+    """numba compiles the patient model on first use (then caches it): say so once."""
+    if "diabetes" not in envs:
+        return
+    from pyprog.envs.diabetes import env as diabetes
+
+    if not diabetes.is_compiled() and not diabetes.is_cached():
+        print("compiling the patient model (once; cached on disk) ...", file=sys.stderr, flush=True)
+    diabetes.compile_kernels()

@@ -1,0 +1,89 @@
+"""``pyprog forecast``: a policy's future performance from logged episodes, with intervals.
+
+Parses the command line and calls :func:`pyprog.forecast.logged.forecast_logs`, the
+function a Python user calls; prints the NIS and NWIS forecasts and the safety test.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_parser", "cmd"]
+
+
+def cmd(args: argparse.Namespace) -> int:
+    import json
+
+    from pyprog.forecast.logged import forecast_logs
+
+    result = forecast_logs(
+        args.logs,
+        delta=args.delta,
+        basis=args.basis,
+        d=args.d,
+        gamma=args.gamma,
+        clip=args.clip,
+        alpha=args.alpha,
+        n_boot=args.n_boot,
+        seed=args.seed,
+    )
+    summary = result.as_dict()
+    level = f"{1 - args.alpha:.0%}"
+    print(
+        f"{summary['file']}: {summary['episodes']} episodes ({summary['steps']} steps); "
+        f"forecast of the mean over the next {args.delta} episode(s), {args.basis} basis, "
+        f"d={args.d}, {level} wild-bootstrap intervals"
+    )
+    print(f"{'':<6}{'forecast':>10}{'low':>10}{'high':>10}")
+    for name in ("nis", "nwis"):
+        r = summary[name]
+        if r["value"] is None:
+            print(f"{name.upper():<6}  no forecast: {r['error']}")
+        else:
+            print(f"{name.upper():<6}{r['value']:>10.4g}{r['low']:>10.4g}{r['high']:>10.4g}")
+    s = summary["safety"]
+    print(
+        f"safety test (alpha {args.alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
+        f"forecast advantage over β {s['value']:.4g}, one-sided lower bound {s['low']:.4g}"
+    )
+    print(
+        f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
+        f"past mean advantage {s['past_mean']:.4g}, lower bound {s['stationary_low']:.4g}"
+    )
+    if args.json:
+        try:
+            with open(args.json, "w") as fh:
+                json.dump(summary, fh, indent=1)
+                fh.write("\n")
+        except OSError as exc:
+            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
+    if args.plot:
+        try:
+            result.plot(args.plot)
+        except OSError as exc:
+            raise ValueError(f"cannot write --plot {args.plot}: {exc.strerror or exc}") from None
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add this command to the ``pyprog`` subcommands ``sub``."""
+    fc = sub.add_parser(
+        "forecast",
+        help="forecast a policy's future performance from logged episodes (CSV), with intervals",
+        description="Read LOGS.csv (columns episode,step,reward,log_pi,log_beta; one row per "
+        "step, episodes in play order), forecast the evaluated policy's mean performance over "
+        "the next --delta episodes by NIS and NWIS with wild-bootstrap intervals, and test "
+        "whether it will beat the behaviour policy (pyprog.safety_test).",
+    )
+    fc.add_argument("logs", help="CSV file of logged steps")
+    fc.add_argument("--delta", type=int, default=1, help="forecast horizon in episodes (1)")
+    fc.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
+    fc.add_argument("--d", type=int, default=5, help="basis features (default 5)")
+    fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
+    fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
+    fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")
+    fc.add_argument("--n-boot", type=int, default=2000, help="bootstrap draws (default 2000)")
+    fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
+    fc.add_argument("--plot", default=None, help="write the figure to this PNG file")
+    fc.set_defaults(func=cmd)

@@ -341,6 +341,7 @@ class TestDamagedStores:
 
     def test_overwritten_page_is_one_store_error(self, tmp_path):
         from pyprog.results.store import ResultStore, StoreError
+        from pyprog.stats.tables import store_summary
 
         path = tmp_path / "runs.sqlite"
         self.make_store(path)
@@ -353,7 +354,7 @@ class TestDamagedStores:
         with pytest.raises(StoreError):
             with ResultStore(path, readonly=True) as store:
                 store.rows()
-                store.summary()
+                store_summary(store)
 
     @pytest.mark.parametrize("command", ["best", "sweep"])
     def test_cli_on_corrupt_store_exits_2_with_one_line(self, tmp_path, command, capsys):
@@ -394,7 +395,8 @@ class TestDamagedStores:
     def test_foreign_runs_table_without_key_is_refused_and_untouched(self, tmp_path):
         import sqlite3
 
-        from pyprog.results.store import _SCHEMA, ResultStore, StoreError
+        from pyprog.results import ResultStore, StoreError
+        from pyprog.results.schema import SCHEMA as _SCHEMA
 
         path = tmp_path / "foreign.sqlite"
         schema = _SCHEMA.replace(",\n    UNIQUE (env, algo, speed, setting_hash, seed)", "")

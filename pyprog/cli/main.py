@@ -181,6 +181,7 @@ def _load_hyper(text: str | None):
 def _cmd_run(args: argparse.Namespace) -> int:
     from pyprog.experiments import grid
     from pyprog.learn.hyperparams import check_algo
+    from pyprog.stats.tables import regret_table
 
     envs = _parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
@@ -188,7 +189,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     seeds = grid.parse_seeds(args.seeds)
     _check_counts(args)
     _say_if_compiling(envs)
-    rows = grid.run_grid(
+    runs = grid.run_grid(
         envs,
         algos,
         speeds,
@@ -199,10 +200,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=None if args.quiet else _progress_bar("pyprog run"),
     )
-    table = grid.regret_table(rows, args.out)
+    table = regret_table(runs)
     print(_format_table(table))
     regret_csv = grid.write_regret_table(table, args.out)
-    print(f"results: {args.out}/results.csv ({len(rows)} runs), table: {regret_csv}")
+    print(
+        f"results: {args.out}/results.csv ({len(runs)} runs; returns in {args.out}/"
+        f"{grid.STORE_NAME}), table: {regret_csv}"
+    )
     return 0
 
 
@@ -384,8 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run learners on environments over speeds and seeds; print the regret table",
         description="Run every (env, algo, speed, seed) with the paper's settings (or --hyper), "
-        "on all cores. Finished runs are appended to OUT/results.csv as they end; re-running "
-        "the same command resumes.",
+        "on all cores. Finished runs are committed to the result store OUT/runs.sqlite as they "
+        "end, and OUT/results.csv and OUT/regret.csv are exported from it; re-running the same "
+        "command resumes (only the runs not in the store are computed).",
     )
     _add_grid_arguments(run, "--speed")
     run.add_argument(

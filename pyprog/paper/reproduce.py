@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.experiments.sweep import SweepTask, best_settings, run_sweep
+from pyprog.experiments.runs import run_tasks
+from pyprog.experiments.sweep import SweepTask, best_settings
 from pyprog.forecast.bases import BASES
 from pyprog.forecast.estimators import ols_weights
 from pyprog.learn.hyperparams import ALGOS, Hyper, paper_hyper
@@ -882,7 +883,7 @@ def reproduce(
     todo = [t for t in all_tasks if t.key not in in_source]
     report = {"total": len(all_tasks), "already_stored": len(all_tasks), "ran": 0}
     if todo:  # this reproduction's own runs go to its own store, never to the sweep's
-        report = run_sweep(
+        report = run_tasks(
             todo, str(own), name=f"reproduce-{plan.name}", jobs=jobs, progress=progress
         )
         report["already_stored"] = len(all_tasks) - report["ran"]

@@ -25,7 +25,7 @@ from pyprog.cli.main import main
 from pyprog.experiments.grid import read_results, read_runs
 from pyprog.experiments.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
 from pyprog.learn.hyperparams import ENVS, Hyper, paper_hyper
-from pyprog.results.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
+from pyprog.results import ResultStore, StoreError, canonical_json, run_key, setting_hash
 from pyprog.runner.loop import RunResult, run
 
 SHIPPED = Path(__file__).resolve().parents[1] / "pyprog" / "data" / "hyperparams.json"

@@ -362,3 +362,27 @@ def test_output_folders_are_created_with_their_parents(tmp_path, capsys):
     argv = ["run", "--algo", "onpg", "--speed", "1", "--seeds", "1", "--episodes", "5"]
     assert main([*argv, "--out", str(out), "--quiet"]) == 0
     assert (out / "results.csv").exists()
+
+
+def test_grid_runs_are_the_runs_of_pyprog_run_bit_for_bit(tmp_path, capsys):
+    """The store changes no number: every stored run equals `pyprog.run` with the same seed
+    bit for bit, and the regrets are those `pyprog run` wrote before it had a store (commit
+    30dc165, results.csv + .npy; equal to the last bit on the machine that recorded them)."""
+    import pyprog
+
+    argv = ["run", "--env", "reco", "--algo", "pro-wls,onpg", "--speed", "2", "--seeds", "0-1"]
+    assert main([*argv, "--episodes", "200", "--out", str(tmp_path), "--quiet"]) == 0
+    before = {  # regret and mean return per (algo, seed), from 30dc165's results.csv
+        ("pro-wls", 0): (14.495715498058054, 0.3591824749862431),
+        ("pro-wls", 1): (11.213027396503044, 0.3755698702890692),
+        ("onpg", 0): (12.494010821830233, 0.3696041477704703),
+        ("onpg", 1): (11.403157102973406, 0.3742728410427793),
+    }
+    runs = read_runs(tmp_path)
+    assert {(r.algo, r.seed) for r in runs} == set(before)
+    for r in runs:
+        direct = pyprog.run("reco", r.algo, speed=2, seed=r.seed, episodes=200)
+        assert r.returns.tobytes() == direct.returns.tobytes() and r.regret == direct.regret
+        regret, mean_return = before[(r.algo, r.seed)]
+        assert r.regret == pytest.approx(regret, rel=1e-9, abs=0)
+        assert r.mean_return == pytest.approx(mean_return, rel=1e-9, abs=0)

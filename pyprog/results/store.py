@@ -94,12 +94,15 @@ class ResultStore:
 
     Notes
     -----
-    Only one process should write a store (the one that coordinates a sweep); readers may be
-    many. The key of a run is ``(env, algo, speed, setting_hash, seed)`` — it does not include
-    ``sweep`` nor the number of episodes: runs are shared between the studies of one store, and
-    a run of 200 episodes keeps the place of a later one of 1000 with the same key (use
-    another store, or another setting, for short trial runs). The connection may be used from
-    several threads of the writing process (calls are serialised by a lock).
+    One process writes a store at a time (the one that coordinates a grid, a sweep or a
+    reproduction); a second writer waits for each insert of the first (up to ``timeout``), and
+    the unique key stores every run once. Readers may be many. The key of a run is
+    ``(env, algo, speed, setting_hash, seed)``, where the setting hash covers the
+    hyper-parameters and the number of episodes (:func:`~pyprog.results.keys.setting_hash`):
+    a 200-episode trial and a 1000-episode run of one setting are different runs. ``sweep`` is
+    a tag, not part of the key: runs are shared between the studies of one store. The
+    connection may be used from several threads of the writing process (calls are serialised
+    by a lock).
 
     Examples
     --------

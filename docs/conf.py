@@ -77,9 +77,20 @@ API_MODULES = {
         "pyprog.runner.replay",
         "pyprog.runner.parallel",
     ],
-    "results": ["pyprog.results.store"],
-    "stats": ["pyprog.stats.summary", "pyprog.stats.verdicts"],
-    "experiments": ["pyprog.experiments.grid", "pyprog.experiments.sweep"],
+    "results": [
+        "pyprog.results",
+        "pyprog.results.keys",
+        "pyprog.results.schema",
+        "pyprog.results.rows",
+        "pyprog.results.store",
+        "pyprog.results.export",
+    ],
+    "stats": ["pyprog.stats.summary", "pyprog.stats.tables", "pyprog.stats.verdicts"],
+    "experiments": [
+        "pyprog.experiments.runs",
+        "pyprog.experiments.grid",
+        "pyprog.experiments.sweep",
+    ],
     "paper": [
         "pyprog.paper.protocols",
         "pyprog.paper.claims",

@@ -17,8 +17,9 @@ from pyprog.cli.main import main
 from pyprog.experiments.grid import read_results, run_grid
 from pyprog.learn import policies
 from pyprog.learn.hyperparams import Hyper, default_hyper, paper_hyper
-from pyprog.results.store import ResultStore
+from pyprog.results import ResultStore, export_csv
 from pyprog.runner.adapter import observation_encoder, resolve_env
+from pyprog.stats.tables import store_summary
 
 
 class CountingEnv(gym.Env):
@@ -307,8 +308,8 @@ def test_runs_are_stored_by_their_string_with_no_speed(tmp_path):
         assert row.speed is None and row.key[2] is None
         assert row.to_result().speed is None
         np.testing.assert_array_equal(row.returns, result.returns)
-        assert store.keys() == {row.key} and store.summary()[0]["speed"] is None
-        assert store.export_csv(tmp_path / "runs.csv") == 1
+        assert store.keys() == {row.key} and store_summary(store)[0]["speed"] is None
+        assert export_csv(store, tmp_path / "runs.csv") == 1
         line = (tmp_path / "runs.csv").read_text().splitlines()[1].split(",")
         assert line[:3] == ["CartPole-v1", "onpg", ""]  # no speed
         instance = pyprog.run(gym.make("CartPole-v1"), "onpg", seed=0, episodes=4)

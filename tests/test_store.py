@@ -24,17 +24,19 @@ from unprivileged import run_unprivileged
 
 from pyprog._version import __version__
 from pyprog.learn.hyperparams import Hyper
-from pyprog.results.store import (
+from pyprog.results import (
     FORMAT,
     SCHEMA_VERSION,
     ResultStore,
     StoredRun,
     StoreError,
     canonical_json,
+    export_csv,
     run_key,
     setting_hash,
 )
 from pyprog.runner.loop import RunResult
+from pyprog.stats.tables import store_summary
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -134,7 +136,7 @@ class TestSettingHash:
     def test_same_in_another_process(self):
         hyper = Hyper(lr=0.0123456789, delta=3, gauss_std=1.7).to_dict()
         code = (
-            "import json, sys; from pyprog.results.store import setting_hash; "
+            "import json, sys; from pyprog.results.keys import setting_hash; "
             "print(setting_hash(json.loads(sys.argv[1])))"
         )
         env = dict(os.environ, PYTHONHASHSEED="12345")
@@ -306,7 +308,7 @@ class TestQueries:
         assert filled.lengths(sweep="none") == {}
 
     def test_summary(self, filled):
-        summary = filled.summary()
+        summary = store_summary(filled)
         assert len(summary) == 5
         by_group = {(s["env"], s["algo"], s["speed"]): s for s in summary}
         reco = by_group[("reco", "onpg", 2.0)]
@@ -322,16 +324,16 @@ class TestQueries:
         ]
         assert reacher["metric"] == "mean_return" and reacher["seeds"] == 3
         assert reacher["mean"] == pytest.approx(np.mean(means), rel=1e-12)
-        assert filled.summary(env="reacher") == [reacher]
+        assert store_summary(filled, env="reacher") == [reacher]
 
     def test_summary_single_seed_has_nan_stderr(self, store):
         store.add(make_result(0))
-        (s,) = store.summary()
+        (s,) = store_summary(store)
         assert s["seeds"] == 1 and np.isnan(s["stderr"])
 
     def test_export_csv(self, filled, tmp_path):
         out = tmp_path / "runs.csv"
-        assert filled.export_csv(out, env="reacher") == 3
+        assert export_csv(filled, out, env="reacher") == 3
         with open(out, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         assert len(rows) == 3
@@ -343,7 +345,7 @@ class TestQueries:
             assert float(row["seconds"]) == run.seconds
             assert json.loads(row["hyper"]) == run.hyper
             assert (row["env"], row["seed"], row["sweep"]) == ("reacher", str(run.seed), "s2")
-        assert filled.export_csv(out) == 19
+        assert export_csv(filled, out) == 19
 
 
 class TestValidation:

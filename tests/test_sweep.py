@@ -22,10 +22,10 @@ import pytest
 from unprivileged import run_unprivileged
 
 from pyprog.cli.main import main
-from pyprog.experiments.grid import read_results
+from pyprog.experiments.grid import read_results, read_runs
 from pyprog.experiments.sweep import P_NO_ENTROPY, SEARCH_SPACE, best_settings, draw_settings
 from pyprog.learn.hyperparams import ENVS, Hyper, paper_hyper
-from pyprog.results.store import ResultStore, StoreError, canonical_json, run_key, setting_hash
+from pyprog.results import ResultStore, StoreError, canonical_json, run_key, setting_hash
 from pyprog.runner.loop import RunResult, run
 
 SHIPPED = Path(__file__).resolve().parents[1] / "pyprog" / "data" / "hyperparams.json"
@@ -508,9 +508,10 @@ class TestBest:
         argv = ["run", "--algo", "onpg", "--speeds", "1,3", "--seeds", "1", "--episodes", "5"]
         assert main([*argv, "--hyper", str(best), "--out", str(out), "--quiet"]) == 0
         direct = {s: run("reco", "onpg", speed=s, seed=0, episodes=5, hyper=best) for s in (1, 3)}
-        for row in read_results(out):
-            expected = direct[int(row["speed"])].returns
-            np.testing.assert_array_equal(np.load(out / row["returns_file"]), expected)
+        assert len(read_results(out)) == 2
+        for stored_run in read_runs(out):
+            expected = direct[int(stored_run.speed)].returns
+            np.testing.assert_array_equal(stored_run.returns, expected)
         capsys.readouterr()
 
         with pytest.raises(

@@ -8,9 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-# The body of cmd is kept as it was in cli/main.py's _cmd_best (other work edits it);
-# the shared helpers are therefore imported under their former private names.
-from pyprog.cli.common import speed_label as _speed_label
+from pyprog.cli.common import speed_label
 
 __all__ = ["add_parser", "cmd"]
 
@@ -35,7 +33,7 @@ def cmd(args: argparse.Namespace) -> int:
     for r in rows:
         left_out = f"; {r['left_out']} left out: other seeds or episodes" if r["left_out"] else ""
         print(
-            f"{r['env']:<9} {r['algo']:<8} {_speed_label(r['speed'])}: {r['metric']} "
+            f"{r['env']:<9} {r['algo']:<8} {speed_label(r['speed'])}: {r['metric']} "
             f"{r['mean']:.4g} ± {r['se']:.2g} ({r['seeds']} seeds × {r['episodes']} episodes, "
             f"best of {r['settings']} settings{left_out})",
             file=table_to,

@@ -1,28 +1,30 @@
 """``pyprog run``: learners on environments over speeds and seeds, and the regret table.
 
 Every (env, algo, speed, seed) runs with the paper's settings or ``--hyper`` (a JSON file,
-read by :func:`_load_hyper`); finished runs are appended to ``OUT/results.csv``.
+read by :func:`load_hyper`); finished runs are committed to the result store
+``OUT/runs.sqlite`` as they end, and ``OUT/results.csv`` and ``OUT/regret.csv`` are exported
+from it.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from pyprog.cli.common import add_grid_arguments
-
-# The body of cmd is kept as it was in cli/main.py's _cmd_run (other work edits it);
-# the shared helpers are therefore imported under their former private names.
-from pyprog.cli.common import check_counts as _check_counts
-from pyprog.cli.common import format_table as _format_table
-from pyprog.cli.common import parse_envs as _parse_envs
-from pyprog.cli.common import parse_speeds as _parse_speeds
-from pyprog.cli.common import progress_bar as _progress_bar
-from pyprog.cli.common import say_if_compiling as _say_if_compiling
+from pyprog.cli.common import (
+    add_grid_arguments,
+    check_counts,
+    format_table,
+    parse_envs,
+    parse_speeds,
+    progress_bar,
+    say_if_compiling,
+)
 
 __all__ = ["add_parser", "cmd"]
 
 
-def _load_hyper(text: str | None):
+def load_hyper(text: str | None):
+    """--hyper: None, "paper", or the contents of a JSON file (a ValueError naming it)."""
     if text is None or text == "paper":
         return text
     import json
@@ -39,28 +41,32 @@ def _load_hyper(text: str | None):
 def cmd(args: argparse.Namespace) -> int:
     from pyprog.experiments import grid
     from pyprog.learn.hyperparams import check_algo
+    from pyprog.stats.tables import regret_table
 
-    envs = _parse_envs(args.env)
+    envs = parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
-    speeds = _parse_speeds(args.speed, "--speed")
+    speeds = parse_speeds(args.speed, "--speed")
     seeds = grid.parse_seeds(args.seeds)
-    _check_counts(args)
-    _say_if_compiling(envs)
-    rows = grid.run_grid(
+    check_counts(args)
+    say_if_compiling(envs)
+    runs = grid.run_grid(
         envs,
         algos,
         speeds,
         seeds,
         args.out,
         episodes=args.episodes,
-        hyper=_load_hyper(args.hyper),
+        hyper=load_hyper(args.hyper),
         jobs=args.jobs,
-        progress=None if args.quiet else _progress_bar("pyprog run"),
+        progress=None if args.quiet else progress_bar("pyprog run"),
     )
-    table = grid.regret_table(rows, args.out)
-    print(_format_table(table))
+    table = regret_table(runs)
+    print(format_table(table))
     regret_csv = grid.write_regret_table(table, args.out)
-    print(f"results: {args.out}/results.csv ({len(rows)} runs), table: {regret_csv}")
+    print(
+        f"results: {args.out}/results.csv ({len(runs)} runs; returns in {args.out}/"
+        f"{grid.STORE_NAME}), table: {regret_csv}"
+    )
     return 0
 
 
@@ -70,8 +76,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run learners on environments over speeds and seeds; print the regret table",
         description="Run every (env, algo, speed, seed) with the paper's settings (or --hyper), "
-        "on all cores. Finished runs are appended to OUT/results.csv as they end; re-running "
-        "the same command resumes.",
+        "on all cores. Finished runs are committed to the result store OUT/runs.sqlite as they "
+        "end, and OUT/results.csv and OUT/regret.csv are exported from it; re-running the same "
+        "command resumes (only the runs not in the store are computed).",
     )
     add_grid_arguments(run, "--speed")
     run.add_argument(

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from pyprog.cli.common import add_grid_arguments
-
-# The body of cmd is kept as it was in cli/main.py's _cmd_sweep (other work edits it);
-# the shared helpers are therefore imported under their former private names.
-from pyprog.cli.common import check_counts as _check_counts
-from pyprog.cli.common import parse_envs as _parse_envs
-from pyprog.cli.common import parse_speeds as _parse_speeds
-from pyprog.cli.common import progress_bar as _progress_bar
-from pyprog.cli.common import say_if_compiling as _say_if_compiling
+from pyprog.cli.common import (
+    add_grid_arguments,
+    check_counts,
+    parse_envs,
+    parse_speeds,
+    progress_bar,
+    say_if_compiling,
+)
 
 __all__ = ["add_parser", "cmd"]
 
@@ -25,26 +24,26 @@ def cmd(args: argparse.Namespace) -> int:
     from pyprog.experiments import grid, sweep
     from pyprog.learn.hyperparams import check_algo
 
-    envs = _parse_envs(args.env)
+    envs = parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
-    speeds = _parse_speeds(args.speeds, "--speeds")
+    speeds = parse_speeds(args.speeds, "--speeds")
     seeds = grid.parse_seeds(args.seeds)
     if args.settings < 1:
         raise ValueError(f"--settings must be >= 1; got {args.settings}")
-    _check_counts(args)
+    check_counts(args)
     if args.setting_seed < 0:
         raise ValueError(f"--setting-seed must be >= 0; got {args.setting_seed}")
     tasks = sweep.sweep_tasks(
         envs, algos, speeds, args.settings, seeds, args.episodes, args.setting_seed, args.basis
     )
-    _say_if_compiling(envs)
+    say_if_compiling(envs)
     report = sweep.run_sweep(
         tasks,
         args.store,
         name=args.name,
         jobs=args.jobs,
         scheduler=args.scheduler,
-        progress=None if args.quiet else _progress_bar("pyprog sweep"),
+        progress=None if args.quiet else progress_bar("pyprog sweep"),
     )
     print(
         f"{report['ran']} runs done, {report['already_stored']} already in {args.store} "

@@ -1,49 +1,63 @@
-"""A grid of runs (env × algo × speed × seed) with one setting each, written to a folder.
+"""A grid of runs (env × algo × speed × seed) with one setting each, kept in a folder.
 
-``pyprog run`` uses this: every finished run is appended to ``DIR/results.csv`` as one
-complete line (and its per-episode returns to ``DIR/returns/``) before the next one is
-awaited, so an interrupted grid keeps what it finished, and re-running the same
-command resumes it.
+``pyprog run --out DIR`` uses this. Every run goes to the result store ``DIR/runs.sqlite``
+(:data:`STORE_NAME`) through the writer that ``pyprog sweep`` and ``pyprog reproduce`` use
+(:func:`pyprog.experiments.runs.run_tasks`): one committed row per finished run, so a grid
+interrupted at any moment (Ctrl-C, SIGKILL) keeps what it finished, and re-running the same
+command computes only the runs not in the store. After the runs (and on Ctrl-C),
+``DIR/results.csv`` is exported from the store: one row per run of the grid. The per-episode
+returns of a run are in the store (:func:`read_runs`, or
+:meth:`~pyprog.results.store.ResultStore.rows`).
+
+A folder may hold several grids (other episodes, settings or seeds) and sweeps
+(``pyprog sweep --store DIR/runs.sqlite``): runs are keyed by their full setting, so they
+never mix; ``results.csv`` and ``regret.csv`` show the runs of the last command.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
-import dataclasses
-import json
 import os
-import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
-
-from pyprog.learn.hyperparams import SPEEDS, check_algo
+from pyprog.experiments.runs import RunTask, run_tasks
+from pyprog.learn.hyperparams import SPEEDS, Hyper, check_algo
+from pyprog.results.export import CSV_COLUMNS, export_csv, write_csv
+from pyprog.results.rows import StoredRun
+from pyprog.results.schema import StoreError
+from pyprog.results.store import ResultStore
 from pyprog.runner.adapter import check_env_spec, is_builtin
-from pyprog.runner.loop import RunResult, prepare, resolve_hyper, run
-from pyprog.runner.parallel import execute
-from pyprog.stats.summary import compare, mean_se
+from pyprog.runner.loop import prepare, resolve_hyper
+from pyprog.stats.tables import REGRET_COLUMNS
 
 __all__ = [
     "CSV_COLUMNS",
+    "GRID_TAG",
     "MAX_EPISODES",
     "MAX_RUNS",
     "MAX_SETTINGS",
     "MAX_VALUES",
-    "Task",
+    "STORE_NAME",
+    "check_grid_envs",
     "check_grid_size",
+    "export_results",
+    "grid_tasks",
     "parse_list",
     "parse_range",
     "parse_seeds",
     "read_results",
-    "regret_table",
+    "read_runs",
     "run_grid",
     "write_regret_table",
 ]
+
+#: The result store of a ``pyprog run --out DIR`` folder (the name ``pyprog reproduce`` uses).
+STORE_NAME = "runs.sqlite"
+#: Tag (``sweep`` column) of the runs a grid stores.
+GRID_TAG = "run"
 
 #: Bounds of a grid given on the command line (a typo must not plan 10**9 runs): episodes
 #: per run, values in one ``--seeds``/``--speeds`` list or count, settings of a sweep, and
@@ -52,45 +66,6 @@ MAX_EPISODES = 100_000
 MAX_VALUES = 10_000
 MAX_SETTINGS = 10_000
 MAX_RUNS = 1_000_000
-
-#: Columns of ``results.csv``, one row per finished run.
-CSV_COLUMNS = (
-    "env",
-    "algo",
-    "speed",
-    "seed",
-    "episodes",
-    "regret",
-    "mean_return",
-    "seconds",
-    "updates",
-    "skipped_updates",
-    "skipped_steps",
-    "returns_file",
-)
-
-
-@dataclasses.dataclass(frozen=True)
-class Task:
-    """One run of a grid."""
-
-    env: str
-    algo: str
-    speed: float | None
-    seed: int
-    episodes: int
-    hyper: Any = None
-
-    @property
-    def key(self) -> tuple[str, str, float | None, int]:
-        speed = None if self.speed is None else float(self.speed)
-        return (self.env, self.algo, speed, int(self.seed))
-
-    @property
-    def stem(self) -> str:
-        env = re.sub(r"[^A-Za-z0-9._-]", "_", self.env)  # ids hold "/", factories ":"
-        speed = "" if self.speed is None else f"-speed{self.speed:g}"
-        return f"{env}-{self.algo}{speed}-seed{self.seed}"
 
 
 def parse_range(text: str, name: str) -> list[int]:
@@ -169,20 +144,6 @@ def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
     return [check(n) for n in dict.fromkeys(names)]
 
 
-def run_task(task: Any) -> RunResult:
-    """:func:`pyprog.run` of a grid's or a sweep's task (anything with ``env``, ``algo``,
-    ``speed``, ``seed``, ``episodes`` and ``hyper``); a module-level function, so that worker
-    processes and Dask can import it."""
-    return run(
-        task.env,
-        task.algo,
-        speed=task.speed,
-        seed=task.seed,
-        episodes=task.episodes,
-        hyper=task.hyper,
-    )
-
-
 def check_grid_envs(
     envs: Sequence[str],
     algos: Sequence[str],
@@ -223,95 +184,113 @@ def check_grid_envs(
     return out
 
 
+def grid_tasks(
+    envs: Sequence[str],
+    algos: Sequence[str],
+    speeds: Sequence[float] | None,
+    seeds: Iterable[int],
+    episodes: int = 1000,
+    hyper: Any = None,
+) -> list[RunTask]:
+    """Every (env, speed, algo, seed) of a grid, with its full setting resolved (so its store
+    key is known before it runs); every setting is checked before any run.
+
+    ``hyper`` is what :func:`pyprog.run` accepts (None: the paper's settings on built-in
+    environments, pyprog's default elsewhere). Environments, speeds and settings are checked
+    as by :func:`check_grid_envs`.
+
+    Examples
+    --------
+    >>> tasks = grid_tasks(["reco"], ["onpg", "pro-wls"], [1, 2], [0, 1], episodes=50)
+    >>> len(tasks), [(t.speed, t.algo, t.seed) for t in tasks][:3]
+    (8, [(1.0, 'onpg', 0), (1.0, 'onpg', 1), (1.0, 'pro-wls', 0)])
+    """
+    algos = [check_algo(a) for a in algos]
+    seeds = [int(k) for k in seeds]
+    if not seeds:
+        raise ValueError("seeds is empty")
+    env_speeds = check_grid_envs(envs, algos, speeds, hyper, settings=False)
+    check_grid_size(sum(len(s) for s in env_speeds.values()) * len(algos) * len(seeds))
+    settings: dict[tuple[str, str, float | None], Hyper] = {}
+    for e, speeds_of_e in env_speeds.items():
+        for a in algos:
+            for s in speeds_of_e:
+                if is_builtin(e):
+                    settings[(e, a, s)] = resolve_hyper(e, a, s, hyper)
+                else:  # built once, to check the setting against its spaces
+                    setup = prepare(e, a, None, hyper, None, None)
+                    if setup.resolved.owned:
+                        setup.resolved.environment.close()
+                    settings[(e, a, s)] = setup.hyper
+    return [
+        RunTask(e, a, None if s is None else float(s), 0, settings[(e, a, s)], k, episodes)
+        for e, speeds_of_e in env_speeds.items()
+        for s in speeds_of_e
+        for a in algos
+        for k in seeds
+    ]
+
+
 def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
-    """The rows of ``out/results.csv`` (empty if absent), with numbers parsed."""
+    """The rows of ``out/results.csv`` (empty if absent), with numbers parsed.
+
+    ``speed`` is None for an environment that drifts by itself, ``regret`` None where the
+    environment does not know it; the other columns are as
+    :data:`~pyprog.results.export.CSV_COLUMNS` (``hyper`` as its JSON text).
+    """
     path = Path(out) / "results.csv"
     if not path.exists():
         return []
-    rows = []
-    seen = set()
-    with path.open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            # one row per run: a run written twice (e.g. by an older pyprog racing itself)
-            # counts once
-            speed = float(row["speed"]) if row["speed"] else None  # None: the env's own drift
-            key = (row["env"], row["algo"], speed, int(row["seed"]))
-            if key in seen:
-                continue
-            seen.add(key)
-            rows.append(
-                {
-                    **row,
-                    "speed": speed,
-                    "seed": int(row["seed"]),
-                    "episodes": int(row["episodes"]),
-                    "regret": float(row["regret"]) if row["regret"] else None,
-                    "mean_return": float(row["mean_return"]),
-                    "seconds": float(row["seconds"]),
-                }
-            )
-    return rows
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [
+            {
+                **row,
+                "speed": float(row["speed"]) if row["speed"] else None,
+                "seed": int(row["seed"]),
+                "episodes": int(row["episodes"]),
+                "regret": float(row["regret"]) if row["regret"] else None,
+                "mean_return": float(row["mean_return"]),
+                "seconds": float(row["seconds"]),
+                "updates": int(row["updates"]),
+                "skipped_updates": int(row["skipped_updates"]),
+                "skipped_steps": int(row["skipped_steps"]),
+            }
+            for row in csv.DictReader(fh)
+        ]
+
+
+def read_runs(out: str | os.PathLike, tasks: Sequence[RunTask] | None = None) -> list[StoredRun]:
+    """The stored runs of ``out/runs.sqlite`` (with their returns): those of ``tasks``, in
+    their order (missing ones left out), or every run of the store, ordered by key.
+
+    Examples
+    --------
+    >>> # curves = [r.returns for r in read_runs("runs/reco")]
+    """
+    with ResultStore(Path(out) / STORE_NAME, readonly=True) as store:
+        return store.rows() if tasks is None else _runs_of(store, tasks)
+
+
+def _runs_of(store: ResultStore, tasks: Sequence[RunTask]) -> list[StoredRun]:
+    by_key = {}
+    for env in dict.fromkeys(t.env for t in tasks):
+        by_key.update({r.key: r for r in store.rows(env=env)})
+    return [by_key[t.key] for t in tasks if t.key in by_key]
 
 
 def _check_writable(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "returns").mkdir(exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot write to --out {str(out)!r}: {exc.strerror}") from None
     if not os.access(out, os.W_OK):
         raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
 
 
-@contextlib.contextmanager
-def _folder_lock(out: Path):
-    """Hold an exclusive lock on ``out`` while a grid writes it: a second ``pyprog run
-    --out`` on the same folder stops at once instead of appending the same runs again.
-
-    ``fcntl.flock`` on ``out/.pyprog-run.lock`` (released by the OS if the process dies);
-    where ``fcntl`` does not exist (Windows) the folder is not locked.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    with open(out / ".pyprog-run.lock", "a") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise ValueError(
-                f"another pyprog run is writing to {str(out)!r}; wait for it to finish "
-                "(re-running then resumes) or use another --out"
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _check_manifest(out: Path, episodes: int, hyper: Any) -> None:
-    """A folder holds one grid: the same episodes and hyper-parameters on every resume.
-
-    ``grid.json`` records them on the first run; resuming with others is an error (the
-    finished rows would not be comparable), so use another ``--out``.
-    """
-    if hyper is None:  # the default: the paper's settings on built-in environments
-        hyper = "paper"
-    setting = {
-        "episodes": episodes,
-        "hyper": hyper if isinstance(hyper, (str, dict)) else hyper.to_dict(),
-    }
-    path = out / "grid.json"
-    if path.exists():
-        stored = json.loads(path.read_text())
-        if stored != json.loads(json.dumps(setting)):
-            raise ValueError(
-                f"{out} holds a grid run with {stored}; this command asks for {setting}: "
-                "use another --out"
-            )
-    elif not (out / "results.csv").exists():
-        path.write_text(json.dumps(setting, indent=1) + "\n")
+def export_results(store: ResultStore, out: str | os.PathLike, tasks: Sequence[RunTask]) -> int:
+    """Write ``out/results.csv`` from ``store``: one row per stored run of ``tasks`` (ordered
+    by key), replaced whole; the number of rows."""
+    return export_csv(store, Path(out) / "results.csv", keys={t.key for t in tasks})
 
 
 def run_grid(
@@ -324,8 +303,9 @@ def run_grid(
     hyper: Any = None,
     jobs: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Run every (env, algo, speed, seed) not yet in ``out/results.csv``; return all rows.
+) -> list[StoredRun]:
+    """Run every (env, algo, speed, seed) not yet in ``out/runs.sqlite``; export
+    ``out/results.csv``; return the grid's runs.
 
     Parameters
     ----------
@@ -337,127 +317,49 @@ def run_grid(
         (algo, seed), with speed None; giving speeds with them is an error.
     seeds : iterable of int
     out : path
-        Folder for ``results.csv`` and ``returns/<env>-<algo>-speed<s>-seed<k>.npy``.
+        Folder of the store ``runs.sqlite`` (:data:`STORE_NAME`) and of ``results.csv``
+        (created with its parents if missing).
     episodes : int
-    hyper : None, "paper", dict or Hyper
+    hyper : None, "paper", dict, Hyper, or a settings table or its JSON file
         None: the paper's settings on built-in environments, pyprog's default elsewhere
         (see :func:`pyprog.run`).
     jobs : int, optional
         Worker processes (default: every core).
     progress : callable, optional
-        ``progress(done, total)`` after each finished run; ``progress(0, total)`` first.
+        ``progress(done, total)`` after each finished run; ``progress(0, total)`` first
+        (``total``: the runs not yet stored).
 
     Returns
     -------
-    list of dict
-        Every row of ``results.csv`` (finished earlier or now).
+    list of StoredRun
+        Every run of the grid (stored earlier or now), in the grid's order (env, speed,
+        algo, seed).
+
+    Examples
+    --------
+    >>> # runs = run_grid(["reco"], ["onpg"], [2], range(3), "runs/reco", episodes=200)
     """
-    algos = [check_algo(a) for a in algos]
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds is empty")
     # validate the environments and settings here, before anything is written or any
     # worker starts
-    env_speeds = check_grid_envs(envs, algos, speeds, hyper)
-    check_grid_size(sum(len(s) for s in env_speeds.values()) * len(algos) * len(seeds))
+    tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper)
     out = Path(out)
     _check_writable(out)
-    with _folder_lock(out):
-        return _run_locked(env_speeds, algos, seeds, out, episodes, hyper, jobs, progress)
-
-
-def _run_locked(env_speeds, algos, seeds, out, episodes, hyper, jobs, progress):
-    """The body of :func:`run_grid`, with the folder locked."""
-    _check_manifest(out, episodes, hyper)
-    done = {(r["env"], r["algo"], r["speed"], r["seed"]) for r in read_results(out)}
-    tasks = [
-        task
-        for e, speeds_of_e in env_speeds.items()
-        for s in speeds_of_e
-        for a in algos
-        for k in seeds
-        if (task := Task(e, a, s, int(k), episodes, hyper)).key not in done
-    ]
-    path = out / "results.csv"
-    new_file = not path.exists() or path.stat().st_size == 0
-    total = len(tasks)
-    if progress:
-        progress(0, total)
-    with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        if new_file:
-            writer.writeheader()
-            fh.flush()
-        for finished, (task, result) in enumerate(execute(run_task, tasks, jobs), start=1):
-            returns_file = Path("returns") / f"{task.stem}.npy"
-            tmp = out / f"{returns_file}.tmp.npy"
-            np.save(tmp, result.returns)
-            os.replace(tmp, out / returns_file)  # whole file or none
-            writer.writerow(
-                {
-                    "env": task.env,
-                    "algo": task.algo,
-                    "speed": "" if task.speed is None else f"{task.speed:g}",
-                    "seed": task.seed,
-                    "episodes": task.episodes,
-                    "regret": "" if result.regret is None else repr(result.regret),
-                    "mean_return": repr(result.mean_return),
-                    "seconds": f"{result.seconds:.3f}",
-                    "updates": result.updates,
-                    "skipped_updates": result.skipped_updates,
-                    "skipped_steps": result.skipped_steps,
-                    "returns_file": str(returns_file),
-                }
-            )
-            fh.flush()  # one complete line per finished run
-            if progress:
-                progress(finished, total)
-    return read_results(out)
-
-
-def regret_table(rows: Sequence[dict[str, Any]], out: str | os.PathLike) -> list[dict[str, Any]]:
-    """Mean ± standard error over seeds of the regret per (env, algo, speed).
-
-    Exact regret where the environment knows the optimum (NS-Reco), surrogate regret
-    (paper §9, against the best of the algorithms in the rows) elsewhere.
-
-    Returns
-    -------
-    list of dict
-        ``env, algo, speed, metric ("regret" | "surrogate regret"), mean, se, seeds``.
-    """
-    out = Path(out)
-    groups: dict[tuple[str, float], dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        run = SimpleNamespace(
-            seed=r["seed"],
-            regret=r["regret"],
-            returns=np.load(out / r["returns_file"]) if r["regret"] is None else None,
-        )
-        groups[(r["env"], r["speed"])][r["algo"]].append(run)
-    table = []
-    for (env, speed), by_algo in sorted(groups.items()):
-        by_algo = {a: sorted(rs, key=lambda run: run.seed) for a, rs in by_algo.items()}
-        lengths = {
-            len(run.returns) for rs in by_algo.values() for run in rs if run.returns is not None
-        }
-        if len(lengths) > 1:
-            continue  # different episode counts: not comparable
-        metric, values = compare(by_algo)
-        for algo, v in values.items():
-            mean, se = mean_se(v)
-            table.append(
-                dict(env=env, algo=algo, speed=speed, metric=metric, mean=mean, se=se, seeds=len(v))
-            )
-    return table
-
-
-#: Columns of ``regret.csv``, one row per (env, algo, speed).
-REGRET_COLUMNS = ("env", "algo", "speed", "metric", "mean", "se", "seeds")
+    try:
+        run_tasks(tasks, out / STORE_NAME, name=GRID_TAG, jobs=jobs, progress=progress)
+    except KeyboardInterrupt:
+        # results.csv shows what finished (the store holds it whatever happens)
+        with contextlib.suppress(StoreError, OSError), ResultStore(out / STORE_NAME) as store:
+            export_results(store, out, tasks)
+        raise
+    # opened for writing, as the last connection it checkpoints and removes -wal and -shm
+    with ResultStore(out / STORE_NAME) as store:
+        export_results(store, out, tasks)
+        return _runs_of(store, tasks)
 
 
 def write_regret_table(table: Sequence[dict[str, Any]], out: str | os.PathLike) -> Path:
-    """Write :func:`regret_table`'s rows to ``out/regret.csv`` (replaced whole); its path.
+    """Write :func:`pyprog.stats.tables.regret_table`'s rows to ``out/regret.csv`` (replaced
+    whole); its path.
 
     Examples
     --------
@@ -467,11 +369,4 @@ def write_regret_table(table: Sequence[dict[str, Any]], out: str | os.PathLike) 
     >>> path.read_text().splitlines()
     ['env,algo,speed,metric,mean,se,seeds', 'reco,onpg,1.0,regret,2.5,0.5,3']
     """
-    path = Path(out) / "regret.csv"
-    tmp = path.with_name("regret.csv.tmp")
-    with tmp.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=REGRET_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(table)
-    os.replace(tmp, path)  # whole file or none
-    return path
+    return write_csv(Path(out) / "regret.csv", REGRET_COLUMNS, table)

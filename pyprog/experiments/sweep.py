@@ -9,20 +9,18 @@ finished run, so a sweep killed at any moment resumes where it stopped.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pyprog.experiments.grid import check_grid_size, run_task
-from pyprog.learn.hyperparams import ENVS, Hyper, check_algo
-from pyprog.results.store import ResultStore, run_key
+from pyprog.experiments.grid import check_grid_envs, check_grid_size
+from pyprog.experiments.runs import RunTask, run_tasks
+from pyprog.learn.hyperparams import ENVS, Hyper
+from pyprog.results.store import ResultStore
 from pyprog.runner.adapter import check_env_spec, default_gauss_std, is_builtin, resolve_env
-from pyprog.runner.parallel import connect, execute
 from pyprog.stats.summary import mean_se
 
 __all__ = [
@@ -119,23 +117,8 @@ def draw_settings(env: str, n: int, seed: int = 0, basis: str = "fourier") -> li
     return settings
 
 
-@dataclasses.dataclass(frozen=True)
-class SweepTask:
-    """One run of a sweep."""
-
-    env: str
-    algo: str
-    speed: float | None
-    setting: int
-    hyper: Hyper
-    seed: int
-    episodes: int
-
-    @property
-    def key(self):
-        return run_key(
-            self.env, self.algo, self.speed, self.hyper.to_dict(), self.seed, self.episodes
-        )
+#: One run of a sweep: a :class:`~pyprog.experiments.runs.RunTask` (the name sweeps used).
+SweepTask = RunTask
 
 
 def sweep_tasks(
@@ -154,8 +137,6 @@ def sweep_tasks(
     ``speeds`` apply to the built-in environments (None: 0-4); any other environment runs
     with speed None, and giving speeds with it is an error.
     """
-    from pyprog.experiments.grid import check_grid_envs
-
     seeds = list(seeds)
     env_speeds = check_grid_envs(envs, algos, speeds, None, settings=False)
     n_settings = settings if isinstance(settings, int) else max(map(len, settings.values()))
@@ -185,7 +166,8 @@ def run_sweep(
     scheduler: str | None = None,
     progress: Callable[[int, int], Any] | None = None,
 ) -> dict[str, int]:
-    """Run the tasks not yet in the store; each finished run is committed as it ends.
+    """Run the tasks not yet in the store; each finished run is committed as it ends
+    (:func:`pyprog.experiments.runs.run_tasks`, the writer every command shares).
 
     Parameters
     ----------
@@ -208,31 +190,9 @@ def run_sweep(
     """
     if not tasks:
         raise ValueError("the sweep has no runs (check --speeds, --seeds and --settings)")
-    for env, algo in {(t.env, t.algo) for t in tasks}:
-        check_env_spec(env)
-        check_algo(algo)
-    # reach the cluster before touching the store: an unreachable scheduler writes nothing
-    client = connect(scheduler) if scheduler is not None else None
-    try:
-        try:  # missing parent folders are created (as for every output of pyprog)
-            Path(store_path).parent.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass  # e.g. a parent that is a file: ResultStore says what is wrong
-        with ResultStore(store_path) as store:
-            done = store.keys()
-            todo = [t for t in tasks if t.key not in done]
-            if progress:
-                progress(0, len(todo))
-            ran = 0
-            for _, result in execute(run_task, todo, jobs=jobs, scheduler=client):
-                store.add(result, sweep=name)
-                ran += 1
-                if progress:
-                    progress(ran, len(todo))
-    finally:
-        if client is not None:
-            client.close()
-    return {"total": len(tasks), "already_stored": len(tasks) - len(todo), "ran": ran}
+    return run_tasks(
+        tasks, store_path, name=name, jobs=jobs, scheduler=scheduler, progress=progress
+    )
 
 
 def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list[dict]]:

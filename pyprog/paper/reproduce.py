@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from pyprog.envs.registry import ENVS
-from pyprog.experiments.sweep import SweepTask, best_settings, run_sweep
+from pyprog.experiments.runs import run_tasks
+from pyprog.experiments.sweep import SweepTask, best_settings
 from pyprog.paper.claims import ablation_table, claims, regret_tables, zeta_weights
 from pyprog.paper.diabetes import action_rows, diabetes_policies, glucose_rows
 from pyprog.paper.drawing import draw_figures
@@ -139,7 +140,7 @@ def reproduce(
     todo = [t for t in all_tasks if t.key not in in_source]
     report = {"total": len(all_tasks), "already_stored": len(all_tasks), "ran": 0}
     if todo:  # this reproduction's own runs go to its own store, never to the sweep's
-        report = run_sweep(
+        report = run_tasks(
             todo, str(own), name=f"reproduce-{plan.name}", jobs=jobs, progress=progress
         )
         report["already_stored"] = len(all_tasks) - report["ran"]

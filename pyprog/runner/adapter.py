@@ -40,6 +40,9 @@ from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
 
 __all__ = [
+    "CALLABLE_PREFIX",
+    "INSTANCE_PREFIX",
+    "UNKEYED",
     "ResolvedEnv",
     "action_adapter",
     "check_env_spec",
@@ -51,8 +54,13 @@ __all__ = [
     "resolve_env",
 ]
 
-#: Prefixes of the names of environments that cannot be rebuilt from their name.
-UNKEYED = ("instance:", "callable:")
+#: Prefix of the name of an environment passed as an object (``"instance:<id or class>"``).
+INSTANCE_PREFIX = "instance:"
+#: Prefix of the name of a factory that is not importable again (``"callable:<name>"``).
+CALLABLE_PREFIX = "callable:"
+#: Prefixes of the names of environments that cannot be rebuilt from their name (a result
+#: store refuses them: nothing could rebuild the environment).
+UNKEYED = (INSTANCE_PREFIX, CALLABLE_PREFIX)
 
 _OBS_SUPPORTED = (
     "Box (any shape, flattened), Discrete (one-hot), "
@@ -143,7 +151,7 @@ def _callable_name(fn: Callable) -> str:
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     if module and qualname and "<" not in qualname and module != "__main__":
         return f"{module}:{qualname}"  # importable again: a factory string
-    return f"callable:{qualname or type(fn).__name__}"
+    return f"{CALLABLE_PREFIX}{qualname or type(fn).__name__}"
 
 
 def _check_env_kwargs(env: str, cls: type, kwargs: Mapping[str, Any]) -> None:
@@ -231,7 +239,7 @@ def resolve_env(
             raise ValueError("env_kwargs cannot be applied to an environment instance")
         spec = getattr(env, "spec", None)
         label = spec.id if spec is not None else type(env.unwrapped).__name__
-        return ResolvedEnv(env, f"instance:{label}", False, False)
+        return ResolvedEnv(env, f"{INSTANCE_PREFIX}{label}", False, False)
     if callable(env):
         return ResolvedEnv(_call_factory(env, kwargs, repr(env)), _callable_name(env), False, True)
     raise ValueError(

@@ -166,27 +166,9 @@ def run_sweep(
     scheduler: str | None = None,
     progress: Callable[[int, int], Any] | None = None,
 ) -> dict[str, int]:
-    """Run the tasks not yet in the store; each finished run is committed as it ends
-    (:func:`pyprog.experiments.runs.run_tasks`, the writer every command shares).
-
-    Parameters
-    ----------
-    tasks : sequence of SweepTask
-    store_path : path
-        The SQLite result store (created, with its parent folders, if absent).
-    name : str, optional
-        Tag of the sweep, stored with every row.
-    jobs : int, optional
-        Local worker processes (default: every core).
-    scheduler : str, optional
-        Address of a Dask scheduler (``tcp://host:8786``): run there instead.
-    progress : callable, optional
-        ``progress(done, total)`` after each run (and ``progress(0, total)`` first).
-
-    Returns
-    -------
-    dict
-        ``{"total": ..., "already_stored": ..., "ran": ...}``.
+    """Run a sweep's tasks into the store: :func:`pyprog.experiments.runs.run_tasks` (the
+    writer every command shares: same parameters, same result), after checking that the
+    sweep has runs at all. ``name`` tags the sweep's rows for ``pyprog best --name``.
     """
     if not tasks:
         raise ValueError("the sweep has no runs (check --speeds, --seeds and --settings)")

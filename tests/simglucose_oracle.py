@@ -5,13 +5,16 @@ simglucose==0.2.11``): it pins ``gymnasium~=0.29.1``, which would downgrade Gymn
 one environment that also runs NS-Gym. What its modules import is in pyprog's ``[test]`` extra
 (the 2017 ``gym``, pandas, and ``pkg_resources`` from setuptools < 81).
 
-Skips when simglucose is not installed; fails (does not skip) when it is installed but
-cannot be imported, e.g. without ``gym`` or when setuptools >= 81 removed ``pkg_resources``.
+Skips when simglucose is not installed (fails instead when ``PYPROG_REQUIRE_SIMGLUCOSE`` is
+set, as CI sets it); fails when it is installed but cannot be imported, e.g. without ``gym``
+or when setuptools >= 81 removed ``pkg_resources``.
 """
 
 import importlib.util
+import os
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -22,11 +25,17 @@ NOT_INSTALLED = (
 )
 
 
+def _not_installed() -> NoReturn:
+    if os.environ.get("PYPROG_REQUIRE_SIMGLUCOSE"):
+        pytest.fail(f"PYPROG_REQUIRE_SIMGLUCOSE is set but {NOT_INSTALLED}")
+    pytest.skip(NOT_INSTALLED)
+
+
 def simglucose_params_dir() -> Path:
     """The installed simglucose's ``params`` folder, found without importing simglucose."""
     spec = importlib.util.find_spec("simglucose")
     if spec is None or not spec.submodule_search_locations:
-        pytest.skip(NOT_INSTALLED)
+        _not_installed()
     for location in spec.submodule_search_locations:
         folder = Path(location) / "params"
         if folder.is_dir():
@@ -37,7 +46,7 @@ def simglucose_params_dir() -> Path:
 def simglucose_classes() -> dict:
     """simglucose's classes and functions that the oracles use, by name."""
     if importlib.util.find_spec("simglucose") is None:
-        pytest.skip(NOT_INSTALLED)
+        _not_installed()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # pkg_resources' deprecation notice from gym

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
+from gym_checks import check_env
 from simglucose_oracle import simglucose_classes
 
 import pyprog  # noqa: F401  (importing pyprog registers the environments)

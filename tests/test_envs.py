@@ -9,8 +9,8 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from gym_checks import check_env
 from gymnasium.utils import seeding
-from gymnasium.utils.env_checker import check_env
 
 import pyprog  # noqa: F401  (importing pyprog registers the environments)
 from pyprog.envs import ENV_IDS as IDS

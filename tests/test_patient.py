@@ -365,17 +365,3 @@ def test_parameter_tables():
         simglucose_data.pump_params("Omnipod")
     with pytest.raises(ValueError, match=r"unknown CGM sensor 'Libre'.*Dexcom"):
         simglucose_data.sensor_params("Libre")
-
-
-def test_missing_simglucose_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(simglucose_data.importlib.util, "find_spec", lambda name: None)
-    simglucose_data.data_dir.cache_clear()
-    simglucose_data._read_table.cache_clear()
-    try:
-        with pytest.raises(ModuleNotFoundError, match=r'pip install "pyprog\[diabetes\]"'):
-            simglucose_data.patient_params("adult#001")
-    finally:
-        monkeypatch.undo()
-        simglucose_data.data_dir.cache_clear()
-        simglucose_data._read_table.cache_clear()
-    assert simglucose_data.patient_params("adult#001")["BW"] > 0

@@ -1,11 +1,65 @@
-"""A patient's own basal rate (pyprog.basal_rate), from simglucose's parameters."""
+"""simglucose's parameter tables as pyprog ships them, and a patient's own basal rate."""
+
+import hashlib
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
+from simglucose_oracle import simglucose_params_dir
 
 import pyprog
-from pyprog.envs.diabetes.parameters import patient_params
+from pyprog.envs.diabetes.parameters import data_dir, patient_params
 from pyprog.envs.diabetes.patient import simulate_patient
+
+SHIPPED = ("vpatient_params.csv", "pump_params.csv", "sensor_params.csv")
+
+
+@pytest.mark.parametrize("filename", SHIPPED)
+def test_shipped_tables_equal_simglucoses_files(filename):
+    """The copies in pyprog/envs/diabetes/data/ are simglucose's own files, byte for byte
+    (skips, saying how to install it, when simglucose is not installed)."""
+    ours = (data_dir() / filename).read_bytes()
+    theirs = (simglucose_params_dir() / filename).read_bytes()
+    assert ours == theirs, f"{filename} differs from the installed simglucose's"
+
+
+def test_shipped_tables_carry_simglucoses_licence_and_checksums():
+    folder = data_dir()
+    assert folder.parent.name == "diabetes" and folder.parent.parent.name == "envs"
+    licence = (folder / "LICENSE").read_text()
+    assert licence.startswith("Copyright (c) 2017 Jinyu Xie") and "Permission is hereby" in licence
+    notice = (folder / "NOTICE").read_text()
+    assert "simglucose 0.2.11" in notice and "MIT License" in notice
+    for filename in SHIPPED:
+        digest = hashlib.sha256((folder / filename).read_bytes()).hexdigest()
+        assert f"{digest}  {filename}" in notice, f"NOTICE's checksum of {filename} is stale"
+
+
+def test_parameters_need_no_simglucose_or_gym():
+    """With simglucose, gym and pandas made unimportable, the tables still load from pyprog."""
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {"simglucose", "gym", "pandas"}:
+                    raise ModuleNotFoundError(f"blocked: {name}", name=name)
+
+        sys.meta_path.insert(0, Block())
+        from pyprog.envs.diabetes.parameters import data_dir, patient_names, pump_params
+        assert len(patient_names()) == 30, patient_names()
+        assert pump_params()["max_bolus"] == 30.0
+        print(data_dir())
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(data_dir())
 
 
 @pytest.mark.parametrize("name", ["adult#001", "adolescent#008", "child#003"])

@@ -183,14 +183,21 @@ class NSReacher(gym.Env[np.ndarray, np.int64]):
         episode = reset_option(options, "episode", "NSReacher")
         self._episode = self._episode + 1 if episode is None else episode
         self._goal = self.goal_center(self._episode)
-        self._goal.flags.writeable = False  # shared by every info dict of the episode
+        self._goal.flags.writeable = False
         gx, gy = self._goal.tolist()
         w = self.goal_half_width
         self._goal_box = (gx - w, gx + w, gy - w, gy + w)
         self._x, self._y = self.start
         self._steps = 0
         self._done = False
-        return np.array(self.start), {"goal": self._goal, "episode": self._episode}
+        return np.array(self.start), self._info()
+
+    def _info(self) -> dict[str, Any]:
+        # a fresh (read-only) goal array per call: Gymnasium's check_env (1.4) requires that
+        # no two calls' infos share an object, since users keep what they are given
+        goal = self._goal.copy()
+        goal.flags.writeable = False
+        return {"goal": goal, "episode": self._episode}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Make up to 3 sub-moves in direction ``action``.
@@ -245,4 +252,4 @@ class NSReacher(gym.Env[np.ndarray, np.int64]):
         truncated = not terminated and self._steps >= self.horizon
         self._done = terminated or truncated
         obs = np.array((x, y))
-        return obs, reward, terminated, truncated, {"goal": self._goal, "episode": self._episode}
+        return obs, reward, terminated, truncated, self._info()

@@ -1,9 +1,14 @@
-"""Patient, pump and sensor parameters read from the installed ``simglucose`` package.
+"""Patient, pump and sensor parameters of the UVa/Padova simulator, shipped with pyprog.
 
-The UVa/Padova parameter tables ship with simglucose (``simglucose/params/*.csv``); pyprog reads
-them in place instead of copying them. simglucose is never imported here: its ``__init__``
-imports the 2017 ``gym`` package, which needs ``pkg_resources`` and fails on a fresh
-environment, while finding its folder needs no import at all.
+The tables are simglucose's (https://github.com/jxx123/simglucose): ``data/vpatient_params.csv``
+(the 30 virtual patients), ``data/pump_params.csv`` and ``data/sensor_params.csv`` are
+byte-for-byte copies of simglucose 0.2.11's ``simglucose/params/`` files, Copyright (c) 2017
+Jinyu Xie, MIT License (``data/LICENSE``; provenance and checksums in ``data/NOTICE``).
+Shipping them means NS-Diabetes needs neither simglucose nor the Gymnasium 0.29 it pins;
+``tests/test_simglucose_data.py`` checks that they equal simglucose's own files whenever
+simglucose is installed. simglucose's other data file, ``Quest.csv`` (its basal-bolus
+controller's patient therapy table), is not read by pyprog and not shipped. The meal
+scenario needs no data file: its constants are in :mod:`pyprog.envs.diabetes.day`.
 
 Examples
 --------
@@ -18,8 +23,8 @@ from __future__ import annotations
 
 import csv
 import functools
-import importlib.util
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 
 __all__ = [
@@ -33,45 +38,36 @@ __all__ = [
     "sensor_params",
 ]
 
-_INSTALL_HINT = 'install it with `pip install "pyprog[diabetes]"`'
+_PACKAGE = "pyprog.envs.diabetes"
 
 
 @functools.lru_cache(maxsize=1)
 def data_dir() -> Path:
-    """The ``params`` folder of the installed simglucose package.
+    """The folder of parameter tables shipped with pyprog (``pyprog/envs/diabetes/data``).
 
     Returns
     -------
     pathlib.Path
-        Folder holding ``vpatient_params.csv``, ``pump_params.csv`` and ``sensor_params.csv``.
+        Folder holding ``vpatient_params.csv``, ``pump_params.csv`` and ``sensor_params.csv``
+        (simglucose 0.2.11's files, with its ``LICENSE`` and a ``NOTICE``).
 
     Raises
     ------
-    ModuleNotFoundError
-        If simglucose is not installed.
     FileNotFoundError
-        If simglucose is installed but its parameter tables are missing.
+        If the tables are missing from this pyprog installation (a broken install).
     """
-    spec = importlib.util.find_spec("simglucose")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            "NS-Diabetes needs the patient parameters shipped with the `simglucose` package, "
-            f"which is not installed; {_INSTALL_HINT}.",
-            name="simglucose",
+    folder = Path(str(resources.files(_PACKAGE).joinpath("data")))
+    if not (folder / "vpatient_params.csv").is_file():
+        raise FileNotFoundError(
+            f"pyprog's patient parameter tables are missing from {folder}; this pyprog "
+            "installation is incomplete: reinstall pyprog"
         )
-    for location in spec.submodule_search_locations:
-        folder = Path(location) / "params"
-        if (folder / "vpatient_params.csv").is_file():
-            return folder
-    raise FileNotFoundError(
-        "simglucose is installed but its parameter tables (params/vpatient_params.csv) were not "
-        f"found under {list(spec.submodule_search_locations)}; reinstall it ({_INSTALL_HINT})."
-    )
+    return folder
 
 
 @functools.cache
 def _read_table(filename: str) -> dict[str, dict[str, float]]:
-    """``{Name: {column: value}}`` for one simglucose CSV, every column but ``Name`` a float."""
+    """``{Name: {column: value}}`` for one shipped CSV, every column but ``Name`` a float."""
     path = data_dir() / filename
     table: dict[str, dict[str, float]] = {}
     with path.open(newline="") as handle:

@@ -9,12 +9,8 @@ is not, so that ``pyprog.paper.reproduce`` stays the module of that name.
 from pyprog.paper.claims import ablation_table, claims, regret_tables, zeta_weights
 from pyprog.paper.diabetes import diabetes_policies
 from pyprog.paper.protocols import (
-    BASELINES,
-    CLAIM_SPEEDS,
     CLAIMS,
-    EQUIVALENCE_FRACTION,
     FULL,
-    PRO,
     QUICK,
     Plan,
     plan_tasks,
@@ -22,12 +18,8 @@ from pyprog.paper.protocols import (
 )
 
 __all__ = [
-    "BASELINES",
     "CLAIMS",
-    "CLAIM_SPEEDS",
-    "EQUIVALENCE_FRACTION",
     "FULL",
-    "PRO",
     "QUICK",
     "Plan",
     "ablation_table",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pyprog.envs.registry import ENVS
 from pyprog.experiments.runs import RunTask, run_tasks
 from pyprog.learn.hyperparams import SPEEDS, Hyper, check_algo
 from pyprog.results.export import CSV_COLUMNS, export_csv, write_csv
@@ -145,43 +146,28 @@ def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
 
 
 def check_grid_envs(
-    envs: Sequence[str],
-    algos: Sequence[str],
-    speeds: Sequence[float] | None,
-    hyper: Any,
-    settings: bool = True,
+    envs: Sequence[str], speeds: Sequence[float] | None
 ) -> dict[str, list[float | None]]:
-    """Each environment's speeds, with every (env, algo) setting checked before any run.
+    """Each environment's speeds: ``speeds`` (default: the paper's 0-4) for the built-in
+    environments, ``[None]`` for any other (pyprog does not set its drift, so ``speeds``
+    with such an environment is an error).
 
-    Built-in environments run at ``speeds`` (default: the paper's 0-4); any other runs
-    once per (algo, seed) with speed None — pyprog does not set its drift, so ``speeds``
-    with such an environment is an error. Each non-built-in environment is built once to
-    check its spaces and horizon; with ``settings``, every (env, algo) setting of ``hyper``
-    is checked too.
+    Only names and speeds are checked here; :func:`grid_tasks` checks every (env, algo)
+    setting, building each non-built-in environment once per algorithm to check its spaces
+    and horizon against the setting.
     """
     envs = [check_env_spec(e) for e in envs]
     others = [e for e in envs if not is_builtin(e)]
     if speeds is not None and others:
         raise ValueError(
-            f"speeds are set only for the built-in environments (reco, reacher, diabetes); "
+            f"speeds are set only for the built-in environments ({', '.join(ENVS)}); "
             f"{', '.join(others)} drift by themselves: drop --speed(s) or run them separately"
         )
     if speeds is not None and not speeds:
         raise ValueError("speeds is empty")
-    out: dict[str, list[float | None]] = {}
-    for e in envs:
-        out[e] = list(SPEEDS if speeds is None else speeds) if is_builtin(e) else [None]
-        if not settings:
-            continue
-        for a in algos:
-            for s in out[e]:
-                if is_builtin(e):
-                    resolve_hyper(e, a, s, hyper)
-                else:
-                    setup = prepare(e, a, None, hyper, None, None)
-                    if setup.resolved.owned:
-                        setup.resolved.environment.close()
-    return out
+    return {
+        e: list(SPEEDS if speeds is None else speeds) if is_builtin(e) else [None] for e in envs
+    }
 
 
 def grid_tasks(
@@ -196,8 +182,8 @@ def grid_tasks(
     key is known before it runs); every setting is checked before any run.
 
     ``hyper`` is what :func:`pyprog.run` accepts (None: the paper's settings on built-in
-    environments, pyprog's default elsewhere). Environments, speeds and settings are checked
-    as by :func:`check_grid_envs`.
+    environments, pyprog's default elsewhere). Environments and speeds are checked by
+    :func:`check_grid_envs`, every setting before any run.
 
     Examples
     --------
@@ -209,7 +195,7 @@ def grid_tasks(
     seeds = [int(k) for k in seeds]
     if not seeds:
         raise ValueError("seeds is empty")
-    env_speeds = check_grid_envs(envs, algos, speeds, hyper, settings=False)
+    env_speeds = check_grid_envs(envs, speeds)
     check_grid_size(sum(len(s) for s in env_speeds.values()) * len(algos) * len(seeds))
     settings: dict[tuple[str, str, float | None], Hyper] = {}
     for e, speeds_of_e in env_speeds.items():

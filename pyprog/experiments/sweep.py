@@ -138,7 +138,7 @@ def sweep_tasks(
     with speed None, and giving speeds with it is an error.
     """
     seeds = list(seeds)
-    env_speeds = check_grid_envs(envs, algos, speeds, None, settings=False)
+    env_speeds = check_grid_envs(envs, speeds)
     n_settings = settings if isinstance(settings, int) else max(map(len, settings.values()))
     n_speeds = sum(len(s) for s in env_speeds.values())
     check_grid_size(n_settings * len(algos) * n_speeds * len(seeds), "the sweep")

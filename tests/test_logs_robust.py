@@ -168,6 +168,14 @@ class TestCSV:
         assert logs.episode_ids.tolist() == ids
         assert issubclass(EpisodeIdWarning, UserWarning)
 
+    def test_cli_prints_the_warning_in_one_line(self, tmp_path, capsys):
+        data = "".join(f"{i},0,{i % 2},-1,-1\n" for i in [*range(10), 12])
+        (tmp_path / "l.csv").write_text(HEADER + data)
+        assert main(["forecast", str(tmp_path / "l.csv"), "--basis", "linear", "--d", "2"]) == 0
+        err = capsys.readouterr().err
+        assert err.startswith("pyprog forecast: warning: ") and err.count("\n") == 1
+        assert "line 12, column 'episode': episode 12 follows episode 9" in err
+
     def test_consecutive_ids_do_not_warn(self, tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")

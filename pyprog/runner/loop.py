@@ -244,14 +244,22 @@ def check_buffer_memory(horizon: int, obs_dim: int, action_cells: int, capacity:
     >>> check_buffer_memory(500, 4, 1, 1000) / 2**20  # CartPole, buffer_size 1000
     61.03515625
     """
-    size = 2 * capacity * horizon * (obs_dim + action_cells + 3) * 8
+    step = 2 * (obs_dim + action_cells + 3) * 8  # bytes per step of one buffered episode
+    size = step * capacity * horizon
     if size > MAX_BUFFER_BYTES:
+        fits = [
+            f"with {other} {value} at most {name}={most}"
+            for name, other, value, most in (
+                ("horizon", "buffer_size", capacity, MAX_BUFFER_BYTES // (step * capacity)),
+                ("buffer_size", "horizon", horizon, MAX_BUFFER_BYTES // (step * horizon)),
+            )
+            if most >= 1
+        ]
         raise ValueError(
-            f"horizon: a buffer of {capacity} episodes of {horizon} steps (observations of "
-            f"{obs_dim}) needs {size / 2**30:.3g} GiB, more than the "
-            f"{MAX_BUFFER_BYTES / 2**30:g} GiB allowed (pyprog.runner.loop.MAX_BUFFER_BYTES); "
-            f"pass a smaller horizon (at most {MAX_BUFFER_BYTES // (size // horizon)} here) "
-            "or a smaller buffer_size"
+            f"horizon, buffer_size: a buffer of {capacity} episodes of {horizon} steps "
+            f"(observations of {obs_dim}) needs {size / 2**30:.3g} GiB, more than the "
+            f"{MAX_BUFFER_BYTES / 2**30:g} GiB allowed (pyprog.runner.loop.MAX_BUFFER_BYTES): "
+            + ", ".join(fits)
         )
     return size
 

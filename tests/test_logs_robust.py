@@ -127,6 +127,10 @@ class TestCSV:
         logs = self.read(tmp_path, b"\xef\xbb\xbf" + HEADER.encode() + b"0,0,1,-1,-1\n")
         assert logs.rewards.tolist() == [[1.0]]
 
+    def test_blank_lines_are_skipped_as_in_pandas(self, tmp_path):
+        logs = self.read(tmp_path, (HEADER + "0,0,1,-1,-1\n  \n\n\t \r\n1,0,2,-1,-1\n").encode())
+        assert logs.rewards.tolist() == [[1.0], [2.0]] and logs.line_of_row(1) == 6
+
     def test_quoted_numbers_are_numbers_as_in_pandas(self, tmp_path):
         logs = self.read(tmp_path, (HEADER + '"0","0","1.5",-1,"-2e-1"\n').encode())
         assert logs.rewards.tolist() == [[1.5]] and logs.log_beta.tolist() == [[-0.2]]
@@ -136,7 +140,7 @@ class TestCSV:
         [
             (b"0,0,1,-1,-1\n1,0,\xff,-1,-1\n", r"line 3: byte 0xff at position 5 is not UTF-8"),
             (b"0,0,1,-1,-1\n\n1,0,1_000,-1,-1\n", r"line 4, column 'reward': '1_000' is not"),
-            (b"0,0,1,-1,-1\n   \n1,0,1,-1,-1\n", r"line 3: 1 fields where the header has 5"),
+            (b"0,0,1,-1,-1\n \t\n1,0,1,-1,-1\n1,5\n", r"line 5: 2 fields where the header has 5"),
             (b"0,0,1,-1,-1\n\n\n1,0,0x10,-1,-1\n", r"line 5, column 'reward': '0x10' is not"),
             (b'0,0,1,-1,-1\n1,0,"1,5",-1,-1\n', r"line 3, column 'reward': '1,5' is not"),
             (b"0,0,1,-1,-1\n1e20,0,1,-1,-1\n", r"line 3, column 'episode': 1e\+20 is beyond"),

@@ -78,6 +78,15 @@ class TestMemory:
         assert got.safety.low == pytest.approx(test.low, rel=1e-10)
         assert got.nis.value == pytest.approx(pyprog.nis_forecast(J, delta=3, d=3).value)
 
+    def test_episodes_longer_than_the_padding_bound_still_forecast(self, tmp_path, monkeypatch):
+        monkeypatch.setattr("pyprog.forecast.logs.MAX_PADDED_CELLS", 4)
+        monkeypatch.setattr(logged, "BLOCK_CELLS", 4)
+        logs = read_logs(ragged_file(tmp_path / "r.csv", short=30, long=10))
+        with pytest.raises(ValueError, match="more than the 4 allowed"):
+            logs.padded([0, 30])
+        result = pyprog.forecast_logs(logs, basis="linear", d=2, n_boot=100)
+        assert result.estimates[-1] == pytest.approx(1.0)  # 10 steps of 0.1, ratios 1
+
     def test_overflow_in_a_block_names_the_file_line_and_episode_id(self, tmp_path):
         rows = [f"{10 + i},0,1,-0.1,-0.2\n" for i in range(20)]
         rows += [f"30,{t},1,0,-5\n" for t in range(300)]  # ratio e^1500

@@ -130,12 +130,12 @@ class Logs:
         Raises
         ------
         ValueError
-            If ``n·h`` exceeds :data:`MAX_PADDED_CELLS`.
+            If ``n·h`` exceeds :data:`MAX_PADDED_CELLS` (and ``n > 1``).
         """
         idx = np.arange(self.episodes) if episodes is None else np.asarray(episodes, np.int64)
         lengths = self.lengths[idx]
         n, h = len(idx), int(lengths.max()) if len(idx) else 0
-        if n * h > MAX_PADDED_CELLS:
+        if n > 1 and n * h > MAX_PADDED_CELLS:  # one episode alone costs what its steps do
             longest = int(idx[np.argmax(lengths)])
             raise ValueError(
                 f"{self.path}: padding {n} episodes to the longest ({h} steps, episode "

@@ -11,7 +11,7 @@ from forecast_montecarlo import safety_episodes
 
 import pyprog
 from pyprog.cli.main import main
-from pyprog.forecast.logs import LogFormatError, read_logs
+from pyprog.forecast.logs import EpisodeIdWarning, LogFormatError, read_logs
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
 
@@ -40,7 +40,9 @@ class TestRead:
         log_pi, log_beta, rewards = episodes
         lengths = np.random.default_rng(1).integers(1, 4, size=120)
         ids = np.arange(120) * 10 + 5
-        logs = read_logs(write_logs(tmp_path / "l.csv", log_pi, log_beta, rewards, lengths, ids))
+        path = write_logs(tmp_path / "l.csv", log_pi, log_beta, rewards, lengths, ids)
+        with pytest.warns(EpisodeIdWarning, match="episode 15 follows episode 5"):
+            logs = read_logs(path)
         mask = (np.arange(3) < lengths[:, None]).astype(float)
         assert logs.episodes == 120 and logs.rows == lengths.sum()
         np.testing.assert_array_equal(logs.episode_ids, ids)

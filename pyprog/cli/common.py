@@ -95,6 +95,13 @@ def check_counts(args: argparse.Namespace) -> None:
         raise ValueError(f"--episodes must be at most {MAX_EPISODES}; got {args.episodes}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1; got {args.jobs}")
+    if getattr(args, "jobs", None) is not None and getattr(args, "scheduler", None) is None:
+        from pyprog.runner.parallel import default_jobs
+
+        cores = default_jobs()
+        if args.jobs > cores:
+            print(f"note: --jobs {args.jobs} capped at the {cores} cores", file=sys.stderr)
+            args.jobs = cores
     if getattr(args, "settings", 1) < 1:
         raise ValueError(f"--settings must be >= 1; got {args.settings}")
     if getattr(args, "settings", 1) > MAX_SETTINGS:

@@ -13,20 +13,26 @@ __all__ = ["add_parser", "cmd"]
 
 def cmd(args: argparse.Namespace) -> int:
     import json
+    import sys
+    import warnings
 
     from pyprog.forecast.logged import forecast_logs
 
-    result = forecast_logs(
-        args.logs,
-        delta=args.delta,
-        basis=args.basis,
-        d=args.d,
-        gamma=args.gamma,
-        clip=args.clip,
-        alpha=args.alpha,
-        n_boot=args.n_boot,
-        seed=args.seed,
-    )
+    with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
+        warnings.simplefilter("always")
+        result = forecast_logs(
+            args.logs,
+            delta=args.delta,
+            basis=args.basis,
+            d=args.d,
+            gamma=args.gamma,
+            clip=args.clip,
+            alpha=args.alpha,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
+    for w in caught:
+        print(f"pyprog forecast: warning: {w.message}", file=sys.stderr)
     summary = result.as_dict()
     level = f"{1 - args.alpha:.0%}"
     print(

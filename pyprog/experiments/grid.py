@@ -273,6 +273,23 @@ def _check_writable(out: Path) -> None:
         raise ValueError(f"cannot write to --out {str(out)!r}: permission denied")
 
 
+def _remove_if_no_runs(store_path: Path, created: list[Path]) -> None:
+    """After a failed grid: the store this call created, and the folders, if no run finished.
+
+    A store with finished runs stays (a re-run resumes from it); ``created`` lists the
+    folders that did not exist before, innermost first, removed only if empty.
+    """
+    with contextlib.suppress(StoreError, OSError), ResultStore(store_path) as store:
+        if len(store):
+            return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.unlink(f"{store_path}{suffix}")
+    for folder in created:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 def export_results(store: ResultStore, out: str | os.PathLike, tasks: Sequence[RunTask]) -> int:
     """Write ``out/results.csv`` from ``store``: one row per stored run of ``tasks`` (ordered
     by key), replaced whole; the number of rows."""
@@ -329,6 +346,8 @@ def run_grid(
     # worker starts
     tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper)
     out = Path(out)
+    created = [p for p in (out, *out.parents) if not p.exists()]
+    new_store = not (out / STORE_NAME).exists()
     _check_writable(out)
     try:
         run_tasks(tasks, out / STORE_NAME, name=GRID_TAG, jobs=jobs, progress=progress)
@@ -336,6 +355,10 @@ def run_grid(
         # results.csv shows what finished (the store holds it whatever happens)
         with contextlib.suppress(StoreError, OSError), ResultStore(out / STORE_NAME) as store:
             export_results(store, out, tasks)
+        raise
+    except BaseException:
+        if new_store:
+            _remove_if_no_runs(out / STORE_NAME, created)
         raise
     # opened for writing, as the last connection it checkpoints and removes -wal and -shm
     with ResultStore(out / STORE_NAME) as store:

@@ -39,6 +39,8 @@ import numpy as np
 from pyprog._ext.backend import kernels
 
 __all__ = [
+    "MAX_BOOT",
+    "MAX_BOOT_SIGNS",
     "MIN_BOOT",
     "BootstrapInterval",
     "check_alpha",
@@ -49,6 +51,10 @@ __all__ = [
 
 #: The fewest bootstrap draws accepted: the tails of t* need at least this many.
 MIN_BOOT = 100
+#: The most bootstrap draws accepted (10^6: quantiles far finer than any interval needs).
+MAX_BOOT = 10**6
+#: The most Rademacher signs (draws × episodes) of one interval: 2^30, 128 MiB packed.
+MAX_BOOT_SIGNS = 1 << 30
 
 
 class BootstrapInterval(NamedTuple):
@@ -72,10 +78,26 @@ def check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def check_n_boot(n_boot: int) -> int:
-    """The number of bootstrap draws is an integer >= ``MIN_BOOT``."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < MIN_BOOT:
-        raise ValueError(f"n_boot must be an integer >= {MIN_BOOT}; got {n_boot!r}")
+def check_n_boot(n_boot: int, n: int | None = None) -> int:
+    """The number of bootstrap draws: an integer in [``MIN_BOOT``, ``MAX_BOOT``].
+
+    With the number of episodes ``n``, also ``n_boot · n <= MAX_BOOT_SIGNS``: the
+    draws' signs are held in memory at once.
+    """
+    if (
+        isinstance(n_boot, bool)
+        or not isinstance(n_boot, numbers.Integral)
+        or not MIN_BOOT <= n_boot <= MAX_BOOT
+    ):
+        raise ValueError(
+            f"n_boot must be an integer >= {MIN_BOOT} and <= {MAX_BOOT}; got {n_boot!r}"
+        )
+    if n is not None and n_boot * n > MAX_BOOT_SIGNS:
+        raise ValueError(
+            f"n_boot: {n_boot} draws of {n} episodes' signs need "
+            f"{n_boot * n / 8 / 2**20:.0f} MiB; at most {MAX_BOOT_SIGNS // n} draws for "
+            f"{n} episodes (n_boot × episodes <= 2^30)"
+        )
     return int(n_boot)
 
 
@@ -175,7 +197,7 @@ def forecast_interval(
     (True, 0.07)
     """
     alpha = check_alpha(alpha)
-    n_boot = check_n_boot(n_boot)
+    n_boot = check_n_boot(n_boot, len(y))
     used, k = int(np.count_nonzero(weights)), phi.shape[1]
     if used <= k:
         raise ValueError(

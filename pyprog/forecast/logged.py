@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +27,46 @@ from pyprog.forecast.estimators import (
     pdis,
 )
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
-from pyprog.forecast.safety import SafetyTest, safety_test
+from pyprog.forecast.safety import SafetyTest, difference_safety_test
 
-__all__ = ["LogForecast", "forecast_logs"]
+__all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
+
+#: Padded cells per block of episodes in :func:`forecast_logs` (2^20: 8 MiB per array).
+BLOCK_CELLS = 1 << 20
+
+
+def _per_episode(logs: Logs, gamma: float, clip: float):
+    """PDIS estimates J, episode ratios λ and returns G, each (N,), block by block.
+
+    Episodes are sorted by length and padded in blocks of at most ``BLOCK_CELLS`` cells
+    (or one episode): memory in proportion to the steps, however unequal the lengths.
+    """
+    n = logs.episodes
+    J, lam, G = np.empty(n), np.empty(n), np.empty(n)
+    order = np.argsort(logs.lengths, kind="stable")
+    sorted_lengths = logs.lengths[order]
+    lo = 0
+    while lo < n:
+        # the longest block [lo, hi) whose padding (hi - lo) * lengths[hi - 1] fits
+        m = min(n - lo, BLOCK_CELLS // int(sorted_lengths[lo]) + 1)
+        fits = np.arange(1, m + 1) * sorted_lengths[lo : lo + m] <= BLOCK_CELLS
+        hi = lo + (m if fits.all() else max(1, int(np.argmin(fits))))
+        block = order[lo:hi]
+        log_pi, log_beta, rewards, mask = logs.padded(block)
+        try:
+            J[block] = pdis(log_pi, log_beta, rewards, mask, gamma, clip).J
+            lam[block], _ = episode_ratios(log_pi, log_beta, mask, clip)
+        except ValueError as exc:
+            found = re.search(r"at episode (\d+), step (\d+)", str(exc))
+            if found is None:
+                raise
+            i, t = block[int(found[1])], int(found[2])
+            line = logs.line_of_row(int(logs.starts[i]) + t)
+            what = str(exc).replace(found[0], f"at episode {logs.episode_ids[i]}, step {t}")
+            raise LogFormatError(f"{logs.path}, line {line}: {what}") from None
+        G[block] = discounted_returns(rewards, mask, gamma)
+        lo = hi
+    return J, lam, G
 
 
 @dataclass(frozen=True)
@@ -166,17 +204,13 @@ def forecast_logs(
         )
     opts = dict(alpha=alpha, n_boot=n_boot, seed=seed)
     shape = dict(delta=delta, basis=basis, d=d)
-    J = pdis(logs.log_pi, logs.log_beta, logs.rewards, logs.mask, gamma, clip).J
+    J, lam, G = _per_episode(logs, gamma, clip)
     nis = nis_forecast(J, **shape, **opts)
-    lam, _ = episode_ratios(logs.log_pi, logs.log_beta, logs.mask, clip)
-    G = discounted_returns(logs.rewards, logs.mask, gamma)
     try:
         nwis: Forecast | ForecastError = nwis_forecast(G, lam, **shape, **opts)
     except ForecastError as exc:
         nwis = exc
-    safety = safety_test(
-        logs.log_pi, logs.log_beta, logs.rewards, logs.mask, **shape, **opts, gamma=gamma, clip=clip
-    )
+    safety = difference_safety_test(J - G, **shape, **opts)
     return LogForecast(
         path=str(logs.path),
         episodes=logs.episodes,

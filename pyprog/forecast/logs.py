@@ -14,43 +14,87 @@ increase by 1 within it, and episodes come in the order they were played::
 With continuous actions, whose log-densities may exceed 0, subtract the same constant
 from both columns: only their difference matters.
 
-The file is parsed by NumPy (about 1 s for 10^6 rows); only when something is wrong is
-it scanned again with the :mod:`csv` module, to say on which line and in which column.
+The file is UTF-8 (a byte-order mark is skipped), read as pandas' CSV reader would:
+blank lines (empty, or of spaces) are skipped, a number may be quoted (``"1.5"``), but
+``1_000``, ``0x10`` or ``1,5`` are errors. The file is parsed by NumPy (about 1 s for 10^6 rows);
+only when something is wrong is it scanned again, to say on which line and in which
+column.
+
+Episode ids. The order of the rows is the order of play; the ids only label the
+episodes, and must be integers of at most 2^53 in absolute value (the largest a float64
+holds exactly). Ids that do not go up by 1 from one episode to the next (gaps, or ids
+going down) are accepted with an :class:`EpisodeIdWarning`, since the forecast treats
+the episodes as equally spaced in play order: if episodes are missing from the log,
+the forecast's time axis is compressed there.
+
+Memory. The steps are stored flat (about 40 bytes a step); :func:`pyprog.forecast_logs`
+works on them in blocks of similar-length episodes, so one long episode among many short
+ones costs memory in proportion to the steps. Only the padded (N, H) views
+(:attr:`Logs.log_pi` and the like, built on first use) need N·H cells, at most
+:data:`MAX_PADDED_CELLS`.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
-__all__ = ["COLUMNS", "LogFormatError", "Logs", "read_logs"]
+__all__ = [
+    "COLUMNS",
+    "MAX_EPISODE_ID",
+    "MAX_LINE_BYTES",
+    "MAX_PADDED_CELLS",
+    "EpisodeIdWarning",
+    "LogFormatError",
+    "Logs",
+    "read_logs",
+]
 
 #: The columns a log file must have.
 COLUMNS = ("episode", "step", "reward", "log_pi", "log_beta")
+#: Longest header line read (bytes): a file without a newline in its first MiB is not a log.
+MAX_LINE_BYTES = 1 << 20
+#: Largest absolute episode id or step (2^53: float64 holds every integer up to it).
+MAX_EPISODE_ID = 2**53
+#: Largest N·H of the padded (N, H) views of :class:`Logs` (2^26 cells: 512 MiB each).
+MAX_PADDED_CELLS = 1 << 26
+
+# a number as pandas (and NumPy's loadtxt) read it: no digit separators, no 0x
+_NUMBER = re.compile(
+    r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*", re.IGNORECASE
+)
 
 
 class LogFormatError(ValueError):
     """A log file that cannot be used; the message names the file, line and column."""
 
 
+class EpisodeIdWarning(UserWarning):
+    """Episode ids that do not go up by 1 in play order (gaps, or ids going down)."""
+
+
 @dataclass(frozen=True)
 class Logs:
-    """Logged episodes as padded (N, H) arrays, in play order."""
+    """Logged episodes, stored flat (one entry per step), in play order.
+
+    The padded (N, H) arrays the estimators take (:attr:`log_pi`, :attr:`log_beta`,
+    :attr:`rewards`, :attr:`mask`) are built on first use; with very unequal episode
+    lengths they can be far larger than the file, and are refused beyond
+    :data:`MAX_PADDED_CELLS` cells (:func:`pyprog.forecast_logs` does not need them).
+    """
 
     #: Episode ids as they appear in the file, shape (N,).
     episode_ids: np.ndarray
-    #: ``log π`` of the logged actions, shape (N, H) (0 in padding).
-    log_pi: np.ndarray
-    #: ``log β`` of the logged actions, shape (N, H) (0 in padding).
-    log_beta: np.ndarray
-    #: Rewards, shape (N, H) (0 in padding).
-    rewards: np.ndarray
-    #: 1 for real steps, 0 for padding, shape (N, H).
-    mask: np.ndarray
+    #: Number of steps of each episode, shape (N,).
+    lengths: np.ndarray
+    #: ``log π``, ``log β`` and the reward of every step, shape (rows, 3), episode by episode.
+    steps: np.ndarray = field(repr=False)
     #: The file read.
     path: str
     #: Number of data rows (steps) in the file.
@@ -61,9 +105,80 @@ class Logs:
         """Number of episodes N."""
         return len(self.episode_ids)
 
+    @property
+    def horizon(self) -> int:
+        """Length H of the longest episode."""
+        return int(self.lengths.max())
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """Row of the first step of each episode, shape (N,)."""
+        return np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
+
     def line_of_row(self, row: int) -> int:
         """Line of the file holding data row ``row`` (0-based; -1 for the last)."""
         return int(_line_numbers(self.path, np.array([row % self.rows]))[0])
+
+    def padded(self, episodes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(log_pi, log_beta, rewards, mask)`` of some episodes, padded to (n, h).
+
+        Parameters
+        ----------
+        episodes : array_like of int, shape (n,), optional
+            Which episodes (default: all); ``h`` is the longest of them.
+
+        Raises
+        ------
+        ValueError
+            If ``n·h`` exceeds :data:`MAX_PADDED_CELLS` (and ``n > 1``).
+        """
+        idx = np.arange(self.episodes) if episodes is None else np.asarray(episodes, np.int64)
+        lengths = self.lengths[idx]
+        n, h = len(idx), int(lengths.max()) if len(idx) else 0
+        if n > 1 and n * h > MAX_PADDED_CELLS:  # one episode alone costs what its steps do
+            longest = int(idx[np.argmax(lengths)])
+            raise ValueError(
+                f"{self.path}: padding {n} episodes to the longest ({h} steps, episode "
+                f"{self.episode_ids[longest]}) needs {n}×{h} = {n * h:.3g} cells, "
+                f"{n * h * 8 / 2**30:.3g} GiB per array, more than the {MAX_PADDED_CELLS} "
+                "allowed (pyprog.forecast.logs.MAX_PADDED_CELLS); pyprog.forecast_logs does "
+                "not pad, or pass fewer episodes, or split the long ones"
+            )
+        pos = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        which = np.repeat(np.arange(n), lengths)
+        rows = np.repeat(self.starts[idx], lengths) + pos
+        out = []
+        for j in range(3):
+            a = np.zeros((n, h))
+            a[which, pos] = self.steps[rows, j]
+            out.append(a)
+        mask = np.zeros((n, h))
+        mask[which, pos] = 1.0
+        return out[0], out[1], out[2], mask
+
+    @cached_property
+    def _padded(self):
+        return self.padded()
+
+    @property
+    def log_pi(self) -> np.ndarray:
+        """``log π`` of the logged actions, shape (N, H) (0 in padding)."""
+        return self._padded[0]
+
+    @property
+    def log_beta(self) -> np.ndarray:
+        """``log β`` of the logged actions, shape (N, H) (0 in padding)."""
+        return self._padded[1]
+
+    @property
+    def rewards(self) -> np.ndarray:
+        """Rewards, shape (N, H) (0 in padding)."""
+        return self._padded[2]
+
+    @property
+    def mask(self) -> np.ndarray:
+        """1 for real steps, 0 for padding, shape (N, H)."""
+        return self._padded[3]
 
 
 def _fail(path, line: int, column: str | None, what: str) -> LogFormatError:
@@ -71,16 +186,34 @@ def _fail(path, line: int, column: str | None, what: str) -> LogFormatError:
     return LogFormatError(f"{where}: {what}")
 
 
+def _decode(path, lineno: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start : exc.start + 1].hex()
+        raise _fail(
+            path,
+            lineno,
+            None,
+            f"byte 0x{byte} at position {exc.start + 1} is not UTF-8; save the file as UTF-8 text",
+        ) from None
+
+
 def _header(path) -> tuple[list[int], int]:
     """Indices of COLUMNS in the header, and the number of fields of a row."""
-    with open(path, newline="") as fh:
-        try:
-            header = next(csv.reader(fh))
-        except StopIteration:
-            raise _fail(
-                path, 1, None, f"the file is empty; expected a header {','.join(COLUMNS)}"
-            ) from None
-    names = [h.strip() for h in header]
+    with open(path, "rb") as fh:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+    if not raw:
+        raise _fail(path, 1, None, f"the file is empty; expected a header {','.join(COLUMNS)}")
+    if len(raw) > MAX_LINE_BYTES:
+        raise _fail(
+            path,
+            1,
+            None,
+            f"no end of line in the first {MAX_LINE_BYTES} bytes; expected a CSV header "
+            f"{','.join(COLUMNS)}",
+        )
+    names = [h.strip() for h in next(csv.reader([_decode(path, 1, raw)]))]
     for name in COLUMNS:
         if name not in names:
             raise _fail(
@@ -93,36 +226,35 @@ def _header(path) -> tuple[list[int], int]:
     return [names.index(name) for name in COLUMNS], len(names)
 
 
-def _blank(line: str) -> bool:
-    return not line.strip()
-
-
 def _data_lines(path):
-    """(line number, fields) of every non-blank data row, as NumPy's parser sees them."""
-    with open(path, newline="") as fh:
-        next(fh)
-        for lineno, line in enumerate(fh, start=2):
-            if not _blank(line):
-                yield lineno, next(csv.reader([line]))
+    """(line number, raw line) of every data row.
+
+    Blank lines, empty or of spaces only, are skipped, as pandas does (NumPy skips the
+    empty ones; :func:`_load` parses again without the others).
+    """
+    with open(path, "rb") as fh:
+        fh.readline(MAX_LINE_BYTES + 1)
+        for lineno, raw in enumerate(fh, start=2):
+            if raw.strip():
+                yield lineno, raw
 
 
 def _find_bad_field(path, index: list[int], n_fields: int) -> LogFormatError | None:
-    """The first row with a wrong number of fields or a field that is not a number."""
-    for lineno, fields in _data_lines(path):
+    """The first row that is not UTF-8, has a wrong number of fields or a non-number."""
+    for lineno, raw in _data_lines(path):
+        fields = next(csv.reader([_decode(path, lineno, raw)]))
         if len(fields) != n_fields:
             return _fail(
                 path, lineno, None, f"{len(fields)} fields where the header has {n_fields}"
             )
         for name, i in zip(COLUMNS, index, strict=True):
-            try:
-                float(fields[i])
-            except ValueError:
+            if not _NUMBER.fullmatch(fields[i]):
                 return _fail(path, lineno, name, f"{fields[i].strip()!r} is not a number")
     return None
 
 
 def _line_numbers(path, rows: np.ndarray) -> np.ndarray:
-    """File line of each data row index in ``rows`` (blank lines are skipped)."""
+    """File line of each data row index in ``rows`` (empty lines are skipped)."""
     wanted = {int(r) for r in rows}
     found = {}
     for k, (lineno, _) in enumerate(_data_lines(path)):
@@ -131,6 +263,37 @@ def _line_numbers(path, rows: np.ndarray) -> np.ndarray:
             if len(found) == len(wanted):
                 break
     return np.array([found[int(r)] for r in rows])
+
+
+def _load(path, index: list[int], n_fields: int) -> np.ndarray:
+    """The five columns as floats, shape (rows, 5); LogFormatError naming the bad line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
+            # NumPy opens the file itself: faster than reading from a Python file object
+            return np.loadtxt(
+                os.fspath(path),
+                delimiter=",",
+                skiprows=1,
+                usecols=index,
+                ndmin=2,
+                comments=None,
+                quotechar='"',
+                encoding="utf-8",
+                dtype=np.float64,
+            )
+    except ValueError:  # UnicodeDecodeError included
+        error = _find_bad_field(path, index, n_fields)
+        if error is not None:
+            raise error from None
+    # every row is good: only lines of spaces were in NumPy's way; parse without them
+    lines = (raw.decode("utf-8") for _, raw in _data_lines(path))
+    try:
+        return np.loadtxt(
+            lines, delimiter=",", usecols=index, ndmin=2, comments=None, quotechar='"'
+        )
+    except ValueError as exc:
+        raise LogFormatError(f"{os.fspath(path)}: cannot be read as CSV numbers: {exc}") from None
 
 
 def read_logs(path) -> Logs:
@@ -143,14 +306,22 @@ def read_logs(path) -> Logs:
     Returns
     -------
     Logs
+        The steps stored flat, ``N`` episodes; padded (N, H) views on demand.
 
     Raises
     ------
     LogFormatError
-        (a ``ValueError``) naming the line and column of the first problem: a missing
-        column, a value that is not a number, NaN or inf, a log-probability > 0, an
-        episode id or step that is not an integer, steps that do not increase by 1
-        within an episode, an episode whose rows are not contiguous, or no rows.
+        (a ``ValueError``) naming the line and column of the first problem: a header
+        without a newline in its first :data:`MAX_LINE_BYTES` bytes, bytes that are not
+        UTF-8, a missing column, a value that is not a number, NaN or inf, a
+        log-probability > 0, an episode id or step that is not an integer or is beyond
+        ±2^53, steps that do not increase by 1 within an episode, an episode whose rows
+        are not contiguous, or no rows.
+
+    Warns
+    -----
+    EpisodeIdWarning
+        Where an episode's id is not the previous one's plus 1 (the first such line).
 
     Examples
     --------
@@ -159,33 +330,14 @@ def read_logs(path) -> Logs:
     >>> _ = path.write_text("episode,step,reward,log_pi,log_beta\\n"
     ...                     "7,0,1.0,-0.5,-0.7\\n7,1,2.0,-0.1,-0.7\\n8,0,0.5,-0.2,-0.7\\n")
     >>> logs = read_logs(path)
-    >>> logs.episodes, logs.rewards.tolist(), logs.mask.tolist()
-    (2, [[1.0, 2.0], [0.5, 0.0]], [[1.0, 1.0], [1.0, 0.0]])
+    >>> logs.episodes, logs.lengths.tolist(), logs.rewards.tolist(), logs.mask.tolist()
+    (2, [2, 1], [[1.0, 2.0], [0.5, 0.0]], [[1.0, 1.0], [1.0, 0.0]])
     """
     try:
         index, n_fields = _header(path)
+        data = _load(path, index, n_fields)
     except OSError as exc:
         raise LogFormatError(f"{os.fspath(path)}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise _fail(path, 1, None, "not a text (UTF-8) CSV file") from None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
-            # NumPy opens the file itself: faster than reading from a Python file object
-            data = np.loadtxt(
-                os.fspath(path),
-                delimiter=",",
-                skiprows=1,
-                usecols=index,
-                ndmin=2,
-                comments=None,
-                dtype=np.float64,
-            )
-    except ValueError as exc:
-        error = _find_bad_field(path, index, n_fields)
-        if error is not None:
-            raise error from None
-        raise LogFormatError(f"{os.fspath(path)}: cannot be read as CSV numbers: {exc}") from None
     if data.shape[0] == 0:
         raise _fail(path, 2, None, "no data rows after the header")
 
@@ -212,6 +364,11 @@ def read_logs(path) -> Logs:
         )
     episode, step = data[:, 0], data[:, 1]
     for name, col in (("episode", episode), ("step", step)):
+        bad(
+            np.abs(col) > MAX_EPISODE_ID,
+            name,
+            lambda v: f"{v:g} is beyond ±2^53 (±{MAX_EPISODE_ID}), where float64 loses integers",
+        )
         bad(col != np.round(col), name, lambda v: f"{v:g} is not an integer")
 
     # episodes: contiguous runs of equal ids, each id once
@@ -241,17 +398,20 @@ def read_logs(path) -> Logs:
         "step",
         lambda v: f"step {v:g} is out of order; steps must increase by 1 within an episode",
     )
-
-    # (N, H) arrays: row r is step r - starts[e] of episode e
-    lengths = np.diff(np.append(starts, len(episode)))
-    n, h = len(starts), int(lengths.max())
-    which = np.repeat(np.arange(n), lengths)
-    pos = np.arange(len(episode)) - starts[which]
-    arrays = []
-    for name in ("log_pi", "log_beta", "reward"):
-        a = np.zeros((n, h))
-        a[which, pos] = data[:, COLUMNS.index(name)]
-        arrays.append(a)
-    mask = np.zeros((n, h))
-    mask[which, pos] = 1.0
-    return Logs(ids.astype(np.int64), *arrays, mask, os.fspath(path), len(episode))
+    ids = ids.astype(np.int64)
+    skips = np.flatnonzero(np.diff(ids) != 1)
+    if skips.size:
+        k = int(skips[0]) + 1
+        line = int(_line_numbers(path, starts[k : k + 1])[0])
+        warnings.warn(
+            f"{os.fspath(path)}, line {line}, column 'episode': episode {ids[k]} follows "
+            f"episode {ids[k - 1]} ({skips.size} such place(s)); the episodes are taken as "
+            "equally spaced in the order of the rows, whatever their ids",
+            EpisodeIdWarning,
+            stacklevel=2,
+        )
+    lengths = np.diff(np.append(starts, len(episode))).astype(np.int64)
+    steps = np.ascontiguousarray(
+        data[:, [COLUMNS.index(c) for c in ("log_pi", "log_beta", "reward")]]
+    )
+    return Logs(ids, lengths, steps, os.fspath(path), len(episode))

@@ -27,8 +27,9 @@ from pyprog.forecast.estimators import (
     pdis,
 )
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
+from pyprog.utils.validation import as_float_array
 
-__all__ = ["SafetyTest", "safety_test"]
+__all__ = ["SafetyTest", "difference_safety_test", "safety_test"]
 
 
 @dataclass(frozen=True)
@@ -129,12 +130,48 @@ def safety_test(
     >>> test.stationary_accept, test.accept, bool(test.value < 0)
     (True, False, True)
     """
-    alpha = check_alpha(alpha)
-    n_boot = check_n_boot(n_boot)
+    check_alpha(alpha)
+    check_n_boot(n_boot)
     J = pdis(log_pi, log_beta, rewards, mask, gamma=gamma, clip=clip).J
     _, _, rewards, mask = check_episode_arrays(log_pi, log_beta, mask, rewards)
     G = discounted_returns(rewards, mask, gamma)
-    D = J - G
+    return difference_safety_test(
+        J - G, delta=delta, basis=basis, d=d, alpha=alpha, n_boot=n_boot, seed=seed
+    )
+
+
+def difference_safety_test(
+    differences, *, delta: int, basis: str, d: int, alpha: float, n_boot: int = 2000, seed=None
+) -> SafetyTest:
+    """:func:`safety_test` from the per-episode differences ``D_i = Ĵ_i(π) − G_i``.
+
+    For callers that have computed ``Ĵ(π)`` and ``G`` themselves (e.g. episode by
+    episode, as :func:`pyprog.forecast_logs` does for ragged logs).
+
+    Parameters
+    ----------
+    differences : array_like, shape (N,)
+        Finite, oldest episode first.
+    delta, basis, d, alpha, n_boot, seed
+        As in :func:`safety_test`.
+
+    Returns
+    -------
+    SafetyTest
+
+    Examples
+    --------
+    >>> D = 0.5 - np.linspace(0, 1, 200) + np.random.default_rng(0).normal(0, 0.1, 200)
+    >>> test = difference_safety_test(D, delta=10, basis="linear", d=2, alpha=0.05, seed=0)
+    >>> test.stationary_accept, test.accept
+    (False, False)
+    """
+    alpha = check_alpha(alpha)
+    n_boot = check_n_boot(n_boot)
+    D = as_float_array("differences", differences, 1, "(N,)")
+    if not np.isfinite(D).all():
+        i = int(np.flatnonzero(~np.isfinite(D))[0])
+        raise ValueError(f"differences must be finite; episode {i} has {D[i]}")
     n = len(D)
     check_enough_episodes(n, basis, d, "safety_test")
     phi, phi_star = forecast_design(n, delta, basis, d)

@@ -24,6 +24,7 @@ from pyprog.utils.validation import check_int
 __all__ = [
     "ALGOS",
     "ENVS",
+    "MAX_INNER_STEPS",
     "OPTIMIZERS",
     "SPEEDS",
     "Hyper",
@@ -41,6 +42,8 @@ ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
 SPEEDS = (0, 1, 2, 3, 4)
 #: Optimisers of :mod:`pyprog.learn.optim`.
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
+#: The most gradient steps per update a setting may take (the paper's take at most 150).
+MAX_INNER_STEPS = 10_000
 
 
 def _choice(kind: str, value: Any, valid: tuple[str, ...]) -> str:
@@ -80,7 +83,7 @@ class Hyper:
         Learning rate of the policy (of its output layer, for the MLP).
     delta : int >= 1
         Episodes between updates, and how far ahead the forecast looks.
-    inner_steps : int >= 1
+    inner_steps : int in [1, MAX_INNER_STEPS]
         Gradient steps per update (ONPG takes ``delta`` steps instead).
     entropy_lambda : float >= 0
         Weight of the policy's entropy in the objective.
@@ -140,6 +143,11 @@ class Hyper:
             "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False),
             "buffer_size": check_int("buffer_size", self.buffer_size, 1),
         }
+        if checks["inner_steps"] > MAX_INNER_STEPS:
+            raise ValueError(
+                f"inner_steps must be at most {MAX_INNER_STEPS} gradient steps per update "
+                f"(the paper's settings take at most 150); got {self.inner_steps!r}"
+            )
         if self.hidden is not None:
             checks["hidden"] = check_int("hidden", self.hidden, 1)
         if self.gauss_std is not None:

@@ -39,8 +39,11 @@ from pyprog.runner.adapter import (
 from pyprog.utils.validation import check_speed
 
 __all__ = [
+    "MAX_BUFFER_BYTES",
+    "MAX_RUN_EPISODES",
     "RunResult",
     "RunSetup",
+    "check_buffer_memory",
     "check_episodes_and_seed",
     "env_seed",
     "make_env",
@@ -50,6 +53,11 @@ __all__ = [
     "run",
     "train",
 ]
+
+#: Most episodes of one run (its returns, optima and expectations: 240 MB at the most).
+MAX_RUN_EPISODES = 10**7
+#: Most memory the learner's episode buffer may take (2 GiB); see :func:`check_buffer_memory`.
+MAX_BUFFER_BYTES = 2 * 2**30
 
 
 @dataclasses.dataclass
@@ -212,9 +220,11 @@ def prepare(
             hyper = hyper_from_table(hyper, resolved.name, algo, None)
             h = _resolve_default_hyper(resolved.name, algo, hyper, environment.action_space)
         # the policy is made here once to check the setting against the spaces
-        make_policy(environment.action_space, obs_dim, h, np.random.default_rng(0))
+        policy = make_policy(environment.action_space, obs_dim, h, np.random.default_rng(0))
         to_env = action_adapter(environment.action_space, resolved.builtin)
         steps = episode_horizon(environment, horizon)
+        cells = int(np.prod(policy.action_shape, dtype=np.int64))
+        check_buffer_memory(steps, obs_dim, cells, max(h.buffer_size, h.delta))
     except BaseException:
         if resolved.owned:
             environment.close()
@@ -222,10 +232,49 @@ def prepare(
     return RunSetup(resolved, h, obs_dim, encode, to_env, steps)
 
 
+def check_buffer_memory(horizon: int, obs_dim: int, action_cells: int, capacity: int) -> int:
+    """Bytes of a learner's episode buffer, or a ValueError beyond :data:`MAX_BUFFER_BYTES`.
+
+    The buffer holds ``2 · capacity`` padded episodes of ``horizon`` steps, each step an
+    observation (``obs_dim``), an action (``action_cells``), log β, reward and mask, in
+    float64.
+
+    Examples
+    --------
+    >>> check_buffer_memory(500, 4, 1, 1000) / 2**20  # CartPole, buffer_size 1000
+    61.03515625
+    """
+    step = 2 * (obs_dim + action_cells + 3) * 8  # bytes per step of one buffered episode
+    size = step * capacity * horizon
+    if size > MAX_BUFFER_BYTES:
+        fits = [
+            f"with {other} {value} at most {name}={most}"
+            for name, other, value, most in (
+                ("horizon", "buffer_size", capacity, MAX_BUFFER_BYTES // (step * capacity)),
+                ("buffer_size", "horizon", horizon, MAX_BUFFER_BYTES // (step * horizon)),
+            )
+            if most >= 1
+        ]
+        raise ValueError(
+            f"horizon, buffer_size: a buffer of {capacity} episodes of {horizon} steps "
+            f"(observations of {obs_dim}) needs {size / 2**30:.3g} GiB, more than the "
+            f"{MAX_BUFFER_BYTES / 2**30:g} GiB allowed (pyprog.runner.loop.MAX_BUFFER_BYTES): "
+            + ", ".join(fits)
+        )
+    return size
+
+
 def check_episodes_and_seed(episodes: Any, seed: Any) -> None:
-    """``episodes`` an integer >= 1 and ``seed`` an integer >= 0, else a ValueError naming it."""
+    """``episodes`` an integer in [1, :data:`MAX_RUN_EPISODES`] and ``seed`` an integer >= 0,
+    else a ValueError naming it."""
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1; got {episodes!r}")
+    if episodes > MAX_RUN_EPISODES:
+        raise ValueError(
+            f"episodes must be at most {MAX_RUN_EPISODES} (pyprog.runner.loop.MAX_RUN_EPISODES); "
+            f"got {episodes}, whose per-episode results alone would need "
+            f"{3 * 8 * episodes / 2**30:.3g} GiB"
+        )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
 

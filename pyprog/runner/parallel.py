@@ -81,7 +81,8 @@ def execute(
         A module-level function (it is pickled to the workers).
     tasks : iterable
     jobs : int, optional
-        Local worker processes (joblib); default: every core. 1 runs in this process.
+        Local worker processes (joblib); default, and at most: every core this process
+        may use (:func:`default_jobs`). 1 runs in this process.
     scheduler : str or distributed.Client, optional
         Run on a Dask cluster instead (an address, or a connected client).
 
@@ -99,6 +100,7 @@ def execute(
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1; got {jobs!r}")
+    jobs = min(jobs, default_jobs())  # more processes than cores only compete for them
     if jobs == 1 or len(tasks) == 1:
         for task in tasks:
             yield task, fn(task)

@@ -146,8 +146,8 @@ static void pyprog_rho_terms(const double *restrict c, const double *restrict di
  * are loaded row by row and transposed in registers, so that each vector holds one step of
  * the 8 rows. The arithmetic per row is the row loop's, in the same order, with the same exp
  * (bit-identical results); exp, clip and scale are vector operations across the rows.
- * Written with GCC/Clang vector extensions, which compile to whatever the instruction set
- * has; other compilers get the row loop. Measured on a 2.3 GHz Xeon, (N, H) = (1000, 13-15):
+ * Written with GCC vector extensions and compiled where the clones are (GCC >= 11,
+ * x86-64 Linux); elsewhere the functions are the row loop (and unused, see below). Measured on a 2.3 GHz Xeon, (N, H) = (1000, 13-15):
  * about 2x faster than the row loop with AVX-512 (one register per vector; 2-source permutes
  * and mask registers for the transposes), but 1.6-1.7x slower with AVX2 or SSE2, whose 8 x 8
  * transposes take many more instructions; at (1000, 500) both are bound by memory bandwidth.
@@ -162,24 +162,22 @@ static void pyprog_rho_terms(const double *restrict c, const double *restrict di
 /* 1 if pyprog_pdis_rows and pyprog_ratio_sums run their AVX-512 clone on this CPU, else 0 */
 static int pyprog_rows_side_by_side(void) {
 #if defined(PYPROG_HAVE_CLONES)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("x86-64-v4") != 0;
+    __builtin_cpu_init(); /* x86-64-v4's AVX-512 subsets (GCC 11 has no "x86-64-v4" here) */
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl");
 #else
     return 0;
 #endif
 }
 
-#if defined(__GNUC__)
+#if defined(PYPROG_HAVE_CLONES)
 typedef double pyprog_v8 __attribute__((vector_size(64)));
 typedef int64_t pyprog_m8 __attribute__((vector_size(64)));
 /* always inlined: a vector passed between functions compiled for different instruction sets
    (the clones above) would not agree on how it is passed */
 #define PYPROG_V8_INLINE static inline __attribute__((always_inline))
-#if defined(__clang__)
-#define PYPROG_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else
 #define PYPROG_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (pyprog_m8){__VA_ARGS__})
-#endif
 
 /* np.full(8, a) */
 PYPROG_V8_INLINE pyprog_v8 pyprog_v8_set(double a) {
@@ -360,7 +358,7 @@ static void pyprog_ratio_sums(const double *restrict log_pi, const double *restr
     for (int l = 0; l < 8; l++) s[l] = sum[l];
 }
 
-#else /* no vector extensions: the same results, one row at a time */
+#else /* no clones: the same results, one row at a time */
 
 PYPROG_VECTOR_CLONES
 static void pyprog_pdis_rows(const double *restrict log_pi, const double *restrict log_beta,

@@ -261,7 +261,7 @@ def test_a_non_numeric_reward_is_named(counting):
             obs, _, done, trunc, info = super().step(action)
             return obs, {"reward": 1.0}, done, trunc, info
 
-    with pytest.raises(ValueError, match="rewards must be numbers; got dict"):
+    with pytest.raises(ValueError, match="reward must be a real number; got dict"):
         pyprog.run(DictReward(), "onpg", seed=0, episodes=2)
 
 

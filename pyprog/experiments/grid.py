@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pyprog.envs.registry import ENVS
-from pyprog.experiments.runs import RunTask, run_tasks
+from pyprog.experiments.runs import RunsFailedError, RunTask, run_tasks
 from pyprog.learn.hyperparams import SPEEDS, Hyper, check_algo
 from pyprog.results.export import CSV_COLUMNS, export_csv, write_csv
 from pyprog.results.rows import StoredRun
@@ -351,6 +351,11 @@ def run_grid(
     _check_writable(out)
     try:
         run_tasks(tasks, out / STORE_NAME, name=GRID_TAG, jobs=jobs, progress=progress)
+    except RunsFailedError:
+        # the other runs finished: results.csv shows them; the failures are in the error
+        with ResultStore(out / STORE_NAME) as store:
+            export_results(store, out, tasks)
+        raise
     except KeyboardInterrupt:
         # results.csv shows what finished (the store holds it whatever happens)
         with contextlib.suppress(StoreError, OSError), ResultStore(out / STORE_NAME) as store:

@@ -69,7 +69,7 @@ def step_arity_error(env: str, episode: int, step: int, result: Any) -> Environm
 
 
 def reward_error(env: str, episode: int, step: int, reward: Any) -> EnvironmentReturnError | None:
-    """None if ``reward`` is a real number (not a bool), else the error naming it.
+    """None if ``reward`` is a finite real number (not a bool), else the error naming it.
 
     Examples
     --------
@@ -79,7 +79,12 @@ def reward_error(env: str, episode: int, step: int, reward: Any) -> EnvironmentR
     "env 'e', episode 1, step 0: the reward must be a real number; got str '1.0' ..."
     """
     if isinstance(reward, numbers.Real) and not isinstance(reward, bool):
-        return None
+        if math.isfinite(reward):
+            return None
+        return EnvironmentReturnError(
+            f"{_where(env, episode, step)}: the reward is {float(reward)!r}; rewards must be "
+            "finite numbers"
+        )
     return EnvironmentReturnError(
         f"{_where(env, episode, step)}: the reward must be a real number; got "
         f"{type(reward).__name__} {_short(reward)} (NS-Gym wrappers need scalar_reward=True)"
@@ -145,6 +150,6 @@ def check_expected_rewards(env: str, episode: int, best: float, expected: float)
     for key, value in (("best_expected_reward", best), ("expected_reward", expected)):
         if not math.isfinite(value):
             raise EnvironmentReturnError(
-                f"{_where(env, episode)}: info[{key!r}] is {value!r}; it must be a finite "
+                f"{_where(env, episode)}: info[{key!r}] is {float(value)!r}; it must be a finite "
                 "number (the regret sums best_expected_reward - expected_reward)"
             )

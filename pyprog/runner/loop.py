@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
+from math import isfinite
 from typing import Any
 
 import numpy as np
@@ -418,15 +419,18 @@ def train(
                 obs64 = np.asarray(obs, dtype=np.float64) if encode is None else encode(obs)
             except (TypeError, ValueError, IndexError, KeyError) as exc:
                 raise bad_observation(name, k, t, obs, dim, f"cannot be read: {exc}") from None
-            if obs64.shape != shape or not np.isfinite(obs64).all():
-                raise bad_observation(name, k, t, obs, dim)
+            # x @ x is finite iff x is (or overflows: then the exact test below decides);
+            # one dot product is the cheapest whole-vector test (~2 µs against ~4 µs)
+            if obs64.shape != shape or not isfinite(obs64 @ obs64):
+                if obs64.shape != shape or not np.isfinite(obs64).all():
+                    raise bad_observation(name, k, t, obs, dim)
             action, log_prob = learner.act(obs64, rng)
             result = environment.step(action if to_env is None else to_env(action))
             try:
                 obs, reward, terminated, truncated, info = result
             except (TypeError, ValueError):
                 raise step_arity_error(name, k, t, result) from None
-            if type(reward) not in numbers_ok:
+            if type(reward) not in numbers_ok or not isfinite(reward):
                 bad = reward_error(name, k, t, reward)
                 if bad is not None:
                     raise bad

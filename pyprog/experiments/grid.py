@@ -161,7 +161,9 @@ def check_grid_envs(
     if speeds is not None and others:
         raise ValueError(
             f"speeds are set only for the built-in environments ({', '.join(ENVS)}); "
-            f"{', '.join(others)} drift by themselves: drop --speed(s) or run them separately"
+            f"{', '.join(others)} "
+            f"{'drifts by itself' if len(others) == 1 else 'drift by themselves'}"
+            ": drop --speed(s) or run them separately"
         )
     if speeds is not None and not speeds:
         raise ValueError("speeds is empty")

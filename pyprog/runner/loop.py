@@ -139,6 +139,7 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
 def resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
     """The setting of a built-in environment: ``"paper"``, a full dict, a Hyper, or a
     settings table (or its JSON file) with an entry for (env, algo, speed)."""
+    given = hyper is not None
     if hyper is None:
         hyper = "paper"
     hyper = hyper_from_table(hyper, env, algo, speed)  # a best-settings table or JSON file
@@ -148,6 +149,12 @@ def resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hype
         if hyper != "paper":
             raise ValueError(f"hyper must be 'paper', a dict or a Hyper; got {hyper!r}")
         if speed is None or float(speed) not in (0, 1, 2, 3, 4):
+            if not given:  # the user chose the speed, not the settings: say where they come from
+                raise ValueError(
+                    f"{env} at speed {speed!r}: without hyper, a built-in environment runs with "
+                    "the paper's tuned settings, which exist for speeds 0-4 only; pass hyper= "
+                    "a dict of hyper-parameters (or a Hyper) to run other speeds"
+                )
             raise ValueError(f"hyper='paper' covers speeds 0-4 only; got speed {speed!r}")
         return paper_hyper(env, algo, int(speed))
     if isinstance(hyper, Mapping):

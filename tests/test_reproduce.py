@@ -200,8 +200,8 @@ def test_claim_verdicts_on_constructed_tables():
     clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
     out = _verdicts(clear)
     assert out["reco_fast"] == "held" and out["zeta"] == "held"
-    # not run: inconclusive
-    assert out["reacher"] == out["diabetes"] == out["ablation"] == "inconclusive"
+    # not run: untested (not "inconclusive", which means tested and undecided)
+    assert out["reacher"] == out["diabetes"] == out["ablation"] == "untested"
     reversed_ = _table("reco", {3: (10, 12, 50, 60), 4: (10, 70, 50, 60)})
     assert _verdicts(reversed_)["reco_fast"] == "contradicted"  # pro-wls 70 > onpg 50
     noisy = _table("reco", {3: (50, 50, 50, 50), 4: (50, 50, 50, 50)}, se=20.0)
@@ -247,12 +247,23 @@ def test_ablation_claim_compares_each_basis_with_linear():
     assert _verdicts([], rows)["ablation"] == "contradicted"
 
 
-def test_untested_claims_are_inconclusive_with_the_reason():
+def test_untested_claims_are_untested_with_the_reason():
     clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
     out = claims(clear, [], zeta_weights(), untested={"reco_fast": "too few seeds"})
     fast = next(c for c in out if c["id"] == "reco_fast")
-    assert fast["verdict"] == "inconclusive" and fast["test"] == "not tested: too few seeds"
+    assert fast["verdict"] == "untested" and fast["test"] == "not tested: too few seeds"
+    assert fast["headline"] == "untested"
     assert fast["cases"] == []
+
+
+def test_a_claim_held_at_one_of_its_speeds_does_not_read_like_the_full_claim():
+    """Issue 19: the headline list showed a bare `held` for reco_fast tested at speed 4."""
+    only_4 = _table("reco", {4: (10, 11, 50, 60)})
+    fast = next(c for c in claims(only_4, [], zeta_weights()) if c["id"] == "reco_fast")
+    assert fast["verdict"] == "held" and fast["headline"] == "held at speed 4 only"
+    both = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
+    fast = next(c for c in claims(both, [], zeta_weights()) if c["id"] == "reco_fast")
+    assert fast["headline"] == "held"
 
 
 def test_the_quick_plan_draws_every_figure_kind_and_says_what_it_does_not_test():

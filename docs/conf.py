@@ -73,6 +73,7 @@ API_MODULES = {
     ],
     "runner": [
         "pyprog.runner.adapter",
+        "pyprog.runner.checks",
         "pyprog.runner.loop",
         "pyprog.runner.replay",
         "pyprog.runner.parallel",

@@ -1,5 +1,7 @@
 """Learners: their gradients are the gradients of their objectives; bookkeeping; errors."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -139,12 +141,31 @@ def test_rank_deficient_forecast_skips_and_counts(monkeypatch):
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_non_finite_step_raises_naming_learner_episode_and_hyper():
     rng = np.random.default_rng(9)
-    hyper = Hyper(lr=1e308, delta=1, inner_steps=2, d=1, optimizer="sgd")
+    hyper = Hyper(lr=10, delta=1, inner_steps=2, d=1, optimizer="sgd")
     learner = FTRLPG(SoftmaxLinear(1, 2), hyper, horizon=1)
     a, lp = learner.act(np.ones(1), rng)
-    learner.observe(np.ones(1), a, lp, 1e10)
-    with pytest.raises(NonFiniteParametersError, match=r"ftrl-pg: .* at episode 1 .*'lr': 1e\+308"):
+    learner.observe(np.ones(1), a, lp, 1e308)  # rewards at float64's edge: a step of inf
+    with pytest.raises(NonFiniteParametersError, match=r"ftrl-pg: .* at episode 1 .*'lr': 10\.0"):
         learner.end_episode()
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("lr", 1e308),
+        ("lr", 11.0),
+        ("hidden_lr", 1e308),
+        ("entropy_lambda", 1e308),
+        ("clip", 1e308),
+        ("gauss_std", 1e308),
+        ("lr", math.inf),
+    ],
+)
+def test_hyper_refuses_values_that_make_any_run_diverge(key, value):
+    """Issue 19 item 2: lr 1e308 was accepted and every run died of NonFiniteParametersError."""
+    changes = {"lr": 1e-3, key: value}
+    with pytest.raises(ValueError, match=rf"^{key} must be"):
+        Hyper(**changes)
 
 
 def test_onpg_discards_its_data_after_each_update():

@@ -101,7 +101,16 @@ class TestBadInput:
 
     def test_paper_setting_needs_a_paper_speed(self):
         with pytest.raises(ValueError, match="covers speeds 0-4 only"):
-            run("reco", "pro-ols", speed=2.5, seed=0)
+            run("reco", "pro-ols", speed=2.5, seed=0, hyper="paper")
+
+    def test_a_speed_without_paper_settings_says_where_the_settings_came_from(self):
+        """Issue 19: `hyper='paper' covers speeds 0-4` to someone who passed no hyper."""
+        with pytest.raises(
+            ValueError, match=r"reco at speed 7: without hyper, .* pass hyper="
+        ) as e:
+            run("reco", "pro-ols", speed=7, seed=0)
+        assert "hyper='paper'" not in str(e.value)
+        assert run("reco", "onpg", speed=7, episodes=2, hyper={"lr": 1e-3}).speed == 7.0
 
     def test_negative_speed(self):
         with pytest.raises(ValueError, match="speed must be a finite number >= 0"):

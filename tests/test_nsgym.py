@@ -7,6 +7,7 @@ sets ``PYPROG_REQUIRE_NSGYM=1``, so that there this module fails instead of skip
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -59,3 +60,34 @@ def test_instance_and_factory_give_the_same_run():
     by_factory = pyprog.run(make_growing_pole, "pro-wls", seed=2, episodes=8)
     np.testing.assert_array_equal(by_instance.returns, by_factory.returns)
     assert by_factory.env == "test_nsgym:make_growing_pole"
+
+
+def test_the_readme_ns_gym_block_drifts_across_episodes_only_with_persistent_params(capsys):
+    """Issue 19: README's own NS-Gym paragraph; its block is run here (it needs ns-gym)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("**NS-Gym: drift across episodes", 1)[1].split("```py\n", 1)[1]
+    code = block.split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code, "README.md (NS-Gym)", "exec"), namespace)
+    mass, prob = (float(x) for x in capsys.readouterr().out.split())
+    assert mass > 0.1 + 1e-4 * 60 and prob < 1.0 - 1e-3 * 60  # at least a step per episode
+    lake = namespace["lake"]
+    assert 0.4 < prob < 0.6  # as the README says: 0.475
+    # without persistent_params the drift silently resets at every episode
+    from ns_gym.schedulers import ContinuousScheduler
+    from ns_gym.update_functions import DistributionDecrementUpdate
+    from ns_gym.wrappers import NSFrozenLakeWrapper
+
+    slip = {"P": DistributionDecrementUpdate(ContinuousScheduler(), k=1e-3)}
+    forgetful = NSFrozenLakeWrapper(
+        gym.make("FrozenLake-v1", is_slippery=False), slip, initial_prob_dist=[1.0, 0.0, 0.0]
+    )
+    starts = []
+    pyprog.run(
+        forgetful,
+        "pro-wls",
+        seed=0,
+        episodes=60,
+        callback=lambda k, ret: starts.append(forgetful.transition_prob[0]),
+    )
+    assert min(starts) > 0.9 and lake.transition_prob[0] < 0.6

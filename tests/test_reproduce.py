@@ -200,8 +200,8 @@ def test_claim_verdicts_on_constructed_tables():
     clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
     out = _verdicts(clear)
     assert out["reco_fast"] == "held" and out["zeta"] == "held"
-    # not run: inconclusive
-    assert out["reacher"] == out["diabetes"] == out["ablation"] == "inconclusive"
+    # not run: untested (not "inconclusive", which means tested and undecided)
+    assert out["reacher"] == out["diabetes"] == out["ablation"] == "untested"
     reversed_ = _table("reco", {3: (10, 12, 50, 60), 4: (10, 70, 50, 60)})
     assert _verdicts(reversed_)["reco_fast"] == "contradicted"  # pro-wls 70 > onpg 50
     noisy = _table("reco", {3: (50, 50, 50, 50), 4: (50, 50, 50, 50)}, se=20.0)
@@ -247,12 +247,23 @@ def test_ablation_claim_compares_each_basis_with_linear():
     assert _verdicts([], rows)["ablation"] == "contradicted"
 
 
-def test_untested_claims_are_inconclusive_with_the_reason():
+def test_untested_claims_are_untested_with_the_reason():
     clear = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
     out = claims(clear, [], zeta_weights(), untested={"reco_fast": "too few seeds"})
     fast = next(c for c in out if c["id"] == "reco_fast")
-    assert fast["verdict"] == "inconclusive" and fast["test"] == "not tested: too few seeds"
+    assert fast["verdict"] == "untested" and fast["test"] == "not tested: too few seeds"
+    assert fast["headline"] == "untested"
     assert fast["cases"] == []
+
+
+def test_a_claim_held_at_one_of_its_speeds_does_not_read_like_the_full_claim():
+    """Issue 19: the headline list showed a bare `held` for reco_fast tested at speed 4."""
+    only_4 = _table("reco", {4: (10, 11, 50, 60)})
+    fast = next(c for c in claims(only_4, [], zeta_weights()) if c["id"] == "reco_fast")
+    assert fast["verdict"] == "held" and fast["headline"] == "held at speed 4 only"
+    both = _table("reco", {3: (10, 12, 50, 60), 4: (10, 11, 50, 60)})
+    fast = next(c for c in claims(both, [], zeta_weights()) if c["id"] == "reco_fast")
+    assert fast["headline"] == "held"
 
 
 def test_the_quick_plan_draws_every_figure_kind_and_says_what_it_does_not_test():
@@ -347,7 +358,10 @@ def test_glucose_and_action_plots(tmp_path):
     assert [t.get_text() for t in ax.texts] == ["36 g", "92 g"]  # the meals
     band = ax.patches[0]  # the 70-180 target band
     assert (band.get_y(), band.get_y() + band.get_height()) == (70, 180)
-    assert len(ax.get_lines()) == 2 + 2 * 2  # two days, two meal lines + markers
+    assert len(ax.get_lines()) == 2 + 1  # two days, and the meals' baseline at 0
+    # issue 19: meal labels upright in a band below 0 mg/dL, where no curve goes
+    assert ax.get_ylim()[0] < 0 and min(ax.get_yticks()) >= 0
+    assert all(t.get_rotation() == 90 and t.xy[1] < 0 for t in ax.texts)
     fig = plots.plot_policy_actions(
         {"pro-ols": np.c_[np.linspace(16, 10, 50), np.linspace(27, 40, 50)]},
         bounds=[(3, 30), (5, 50)],
@@ -356,6 +370,17 @@ def test_glucose_and_action_plots(tmp_path):
     )
     assert [a.get_ylabel() for a in fig.axes] == ["CR (g/U)", "CF (mg/dL per U)", "alpha"]
     np.testing.assert_allclose(fig.axes[1].get_lines()[0].get_ydata()[-1], 40)
+
+
+def test_a_single_speed_plot_spans_one_speed_either_side():
+    """Issue 19: one speed gave an axis of 2.84-3.16."""
+    table = [
+        dict(algo=a, speed=3, mean=m, se=1.0, seeds=5) for a, m in (("onpg", 1), ("pro-ols", 2))
+    ]
+    ax = plots.plot_regret_vs_speed(table).axes[0]
+    assert ax.get_xlim() == (2.0, 4.0) and list(ax.get_xticks()) == [3.0]
+    ax = plots.plot_basis_ablation([dict(r, basis="linear") for r in table]).axes[0]
+    assert ax.get_xlim() == (2.0, 4.0)
 
 
 def test_a_claim_tested_at_fewer_speeds_than_claimed_says_so():

@@ -259,11 +259,15 @@ class TestSweepCommand:
         assert capsys.readouterr().out.startswith("4 runs done")
 
     def test_no_bar_in_a_log_file(self, tmp_path, capsys):
-        """Without --quiet but with stderr not a terminal (a log file), stderr stays empty."""
+        """Without --quiet but with stderr not a terminal (a log file): progress lines, no
+        bar (issue 19: a long sweep printed nothing until it ended)."""
         path = tmp_path / "sweep.sqlite"
         assert main(sweep_argv(path, quiet=False, algo="onpg", speeds="2")) == 0
         captured = capsys.readouterr()
-        assert captured.err == "" and captured.out.startswith("4 runs done")
+        assert captured.out.startswith("4 runs done")
+        lines = captured.err.splitlines()
+        assert lines[0].startswith("pyprog sweep: 0/4 runs") and "\r" not in captured.err
+        assert lines[-1].startswith("pyprog sweep: 4/4 runs (100%)")
 
 
 # --------------------------------------------------------------------------- SIGKILL

@@ -95,14 +95,15 @@ def _not_representable(what: str, i: int, t: int, log10: float, c: list[float]) 
     """The error for a value beyond float64: where, about how large, and what to do."""
     size = f"about 1e{log10:.0f}" if math.isfinite(log10) else "infinite"
     first = next((s for s, ct in enumerate(c) if not ct <= _LOG_MAX), None)
-    cause = (
-        f"the cumulative importance ratio passes 1.8e308 at step {first}"
-        if first is not None
-        else "its terms sum beyond float64"
-    )
+    if first is not None:  # only an infinite (or huge) clip lets the ratio itself overflow
+        cause = f"the cumulative importance ratio passes 1.8e308 at step {first}"
+        advice = "pass a finite clip (e.g. clip=10), or shorten the episodes"
+    else:  # the ratio is clipped: the rewards are what is too large
+        cause = "its terms (clipped ratio x discount x reward) sum beyond float64"
+        advice = "rescale the rewards, or shorten the episodes"
     return ValueError(
         f"{what} at episode {i}, step {t} is {size}, beyond float64's range (±1.8e308): "
-        f"{cause}; pass a finite clip (e.g. clip=10), or shorten the episodes"
+        f"{cause}; {advice}"
     )
 
 

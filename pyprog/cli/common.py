@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
 
 __all__ = [
     "add_grid_arguments",
@@ -19,6 +22,7 @@ __all__ = [
     "parse_envs",
     "parse_speeds",
     "progress_bar",
+    "progress_lines",
     "say_if_compiling",
     "speed_label",
 ]
@@ -67,7 +71,10 @@ def parse_speeds(text: str | None, flag: str) -> list[int] | None:
 
 
 def progress_bar(desc: str):
-    """A tqdm bar driven by ``progress(done, total)`` calls (on stderr)."""
+    """Progress driven by ``progress(done, total)`` calls, on stderr: a tqdm bar on a
+    terminal; elsewhere (a batch job's log) a line now and then (:func:`progress_lines`)."""
+    if not sys.stderr.isatty():
+        return progress_lines(desc, sys.stderr)
     from tqdm.auto import tqdm
 
     bar = None
@@ -75,12 +82,56 @@ def progress_bar(desc: str):
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            # disable=None: a bar on a terminal, nothing in a log file
-            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True, disable=None)
+            bar = tqdm(total=total, desc=desc, unit="run", dynamic_ncols=True)
         bar.n = done
         bar.refresh()
         if done == total:
             bar.close()
+
+    return progress
+
+
+def progress_lines(
+    desc: str,
+    stream: TextIO,
+    seconds: float = 30.0,
+    fraction: float = 0.1,
+    clock: Callable[[], float] = time.monotonic,
+):
+    """``progress(done, total)`` writing one line to ``stream`` at the start, whenever
+    another ``fraction`` of the runs is done or ``seconds`` have passed since the last
+    line, and at the end: what a log file of a long ``sweep`` or ``reproduce`` shows.
+
+    Examples
+    --------
+    >>> import io
+    >>> out, now = io.StringIO(), iter([0.0, 5.0, 40.0, 41.0])
+    >>> progress = progress_lines("pyprog sweep", out, clock=lambda: next(now))
+    >>> for done in (0, 1, 2, 20):
+    ...     progress(done, 20)
+    >>> print(out.getvalue(), end="")
+    pyprog sweep: 0/20 runs (0%), 0.0 min
+    pyprog sweep: 2/20 runs (10%), 0.7 min
+    pyprog sweep: 20/20 runs (100%), 0.7 min
+    """
+    start = last_time = None
+    last_done = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal start, last_time, last_done
+        now = clock()
+        if start is None:
+            start = now
+        elif not (
+            done == total
+            or now - last_time >= seconds
+            or done - last_done >= max(1.0, fraction * total)
+        ):
+            return
+        last_time, last_done = now, done
+        percent = 100 * done // total if total else 100
+        stream.write(f"{desc}: {done}/{total} runs ({percent}%), {(now - start) / 60:.1f} min\n")
+        stream.flush()
 
     return progress
 

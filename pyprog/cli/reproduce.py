@@ -38,7 +38,7 @@ def cmd(args: argparse.Namespace) -> int:
         progress=None if args.quiet else progress_bar("pyprog reproduce"),
     )
     for claim in result["claims"]:
-        print(f"[{claim['verdict']}] {claim['id']}: {claim['claim']}")
+        print(f"[{claim['headline']}] {claim['id']}: {claim['claim']}")
         if claim.get("scope"):
             print(f"    ({claim['scope']})")
         if claim["test"].startswith(("not tested", "no case")):

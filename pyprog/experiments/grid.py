@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pyprog.envs.registry import ENVS
-from pyprog.experiments.runs import RunTask, run_tasks
+from pyprog.experiments.runs import RunsFailedError, RunTask, run_tasks
 from pyprog.learn.hyperparams import SPEEDS, Hyper, check_algo
 from pyprog.results.export import CSV_COLUMNS, export_csv, write_csv
 from pyprog.results.rows import StoredRun
@@ -161,7 +161,9 @@ def check_grid_envs(
     if speeds is not None and others:
         raise ValueError(
             f"speeds are set only for the built-in environments ({', '.join(ENVS)}); "
-            f"{', '.join(others)} drift by themselves: drop --speed(s) or run them separately"
+            f"{', '.join(others)} "
+            f"{'drifts by itself' if len(others) == 1 else 'drift by themselves'}"
+            ": drop --speed(s) or run them separately"
         )
     if speeds is not None and not speeds:
         raise ValueError("speeds is empty")
@@ -351,6 +353,11 @@ def run_grid(
     _check_writable(out)
     try:
         run_tasks(tasks, out / STORE_NAME, name=GRID_TAG, jobs=jobs, progress=progress)
+    except RunsFailedError:
+        # the other runs finished: results.csv shows them; the failures are in the error
+        with ResultStore(out / STORE_NAME) as store:
+            export_results(store, out, tasks)
+        raise
     except KeyboardInterrupt:
         # results.csv shows what finished (the store holds it whatever happens)
         with contextlib.suppress(StoreError, OSError), ResultStore(out / STORE_NAME) as store:

@@ -6,6 +6,15 @@ on local processes or a Dask cluster, and commits each finished run to the store
 arrives, in this (the coordinating) process only. What the store guarantees then holds for
 every command: a run killed at any moment, even by SIGKILL, leaves whole, unique rows, and
 the same command computes only what is missing.
+
+A run that fails on its own — its learner diverges (:class:`NonFiniteParametersError`, a
+``FloatingPointError``) or its environment returns something unusable
+(:class:`~pyprog.runner.checks.EnvironmentReturnError`) — does not stop the others: it
+is reported, with its key and hyper-parameters, after they finish, as a
+:class:`RunsFailedError` (a ``ValueError``; the CLI prints one line per failed run and exits
+2). A failed run is **not** written to the store: the store holds only whole results, so a
+resume runs it again and reports it again (runs are deterministic given their seed): never
+silently skipped, never silently counted as done.
 """
 
 from __future__ import annotations
@@ -20,10 +29,11 @@ from pyprog.learn.hyperparams import Hyper, check_algo
 from pyprog.results.keys import RunKey, run_key
 from pyprog.results.store import ResultStore
 from pyprog.runner.adapter import check_env_spec
+from pyprog.runner.checks import EnvironmentReturnError
 from pyprog.runner.loop import RunResult, run
 from pyprog.runner.parallel import connect, execute
 
-__all__ = ["RunTask", "run_task", "run_tasks"]
+__all__ = ["RunFailure", "RunTask", "RunsFailedError", "run_task", "run_tasks"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,18 +75,77 @@ class RunTask:
         )
 
 
-def run_task(task: Any) -> RunResult:
+@dataclasses.dataclass(frozen=True)
+class RunFailure:
+    """A run that failed on its own: which one, and why (one line).
+
+    Examples
+    --------
+    >>> from pyprog.learn.hyperparams import Hyper
+    >>> f = RunFailure("reco", "onpg", 2.0, 0, {"lr": 10.0}, "FloatingPointError: ...")
+    >>> f.line()
+    "reco onpg speed=2.0 seed=0 hyper={'lr': 10.0}: FloatingPointError: ..."
+    """
+
+    env: str
+    algo: str
+    speed: float | None
+    seed: int
+    hyper: dict[str, Any]
+    error: str
+
+    def line(self) -> str:
+        """The failure on one line: the run's key, its hyper-parameters, the error."""
+        speed = "-" if self.speed is None else self.speed
+        return (
+            f"{self.env} {self.algo} speed={speed} seed={self.seed} hyper={self.hyper}: "
+            f"{self.error}"
+        )
+
+
+class RunsFailedError(ValueError):
+    """Some runs failed (the others finished and are stored); one line per failed run.
+
+    Attributes
+    ----------
+    failures : list of RunFailure
+    report : dict
+        What :func:`run_tasks` would have returned, with ``"failed"`` the count.
+    """
+
+    def __init__(self, failures: Sequence[RunFailure], report: dict[str, int]) -> None:
+        self.failures = list(failures)
+        self.report = report
+        lines = "\n".join(f"  failed: {f.line()}" for f in self.failures)
+        super().__init__(
+            f"{len(self.failures)} of {report['total']} runs failed (not stored, so a resume "
+            f"runs them again; {report['ran']} others finished and are stored):\n{lines}"
+        )
+
+
+def run_task(task: Any) -> RunResult | RunFailure:
     """:func:`pyprog.run` of a task (anything with ``env``, ``algo``, ``speed``, ``seed``,
     ``episodes`` and ``hyper``); a module-level function, so that worker processes and Dask
-    can import it."""
-    return run(
-        task.env,
-        task.algo,
-        speed=task.speed,
-        seed=task.seed,
-        episodes=task.episodes,
-        hyper=task.hyper,
-    )
+    can import it. A run that diverges or whose environment returns something unusable
+    gives a :class:`RunFailure` instead of raising: the other runs go on."""
+    try:
+        return run(
+            task.env,
+            task.algo,
+            speed=task.speed,
+            seed=task.seed,
+            episodes=task.episodes,
+            hyper=task.hyper,
+        )
+    except (FloatingPointError, EnvironmentReturnError) as exc:
+        return RunFailure(
+            task.env,
+            task.algo,
+            task.speed,
+            task.seed,
+            task.hyper.to_dict(),
+            f"{type(exc).__name__}: {exc}",
+        )
 
 
 def run_tasks(
@@ -110,6 +179,12 @@ def run_tasks(
     dict
         ``{"total": ..., "already_stored": ..., "ran": ...}``.
 
+    Raises
+    ------
+    RunsFailedError
+        After every other run finished, if some runs failed on their own (diverged, or
+        their environment returned something unusable); they are not stored.
+
     Examples
     --------
     >>> # run_tasks(tasks, "out/runs.sqlite", name="fig3", jobs=4)  # again: "ran" == 0
@@ -118,7 +193,7 @@ def run_tasks(
         check_env_spec(env)
         check_algo(algo)
     client = connect(scheduler) if scheduler is not None else None
-    ran, todo = 0, []
+    ran, todo, failures = 0, [], []
     try:
         try:  # missing parent folders are created (as for every output of pyprog)
             Path(store_path).parent.mkdir(parents=True, exist_ok=True)
@@ -130,11 +205,17 @@ def run_tasks(
             if progress:
                 progress(0, len(todo))
             for _, result in execute(run_task, todo, jobs=jobs, scheduler=client):
-                store.add(result, sweep=name)
-                ran += 1
+                if isinstance(result, RunFailure):
+                    failures.append(result)
+                else:
+                    store.add(result, sweep=name)
+                    ran += 1
                 if progress:
-                    progress(ran, len(todo))
+                    progress(ran + len(failures), len(todo))
     finally:
         if client is not None:
             client.close()
-    return {"total": len(tasks), "already_stored": len(tasks) - len(todo), "ran": ran}
+    report = {"total": len(tasks), "already_stored": len(tasks) - len(todo), "ran": ran}
+    if failures:
+        raise RunsFailedError(failures, {**report, "failed": len(failures)})
+    return report

@@ -25,6 +25,7 @@ __all__ = [
     "ALGOS",
     "ENVS",
     "MAX_INNER_STEPS",
+    "MAX_LR",
     "OPTIMIZERS",
     "SPEEDS",
     "Hyper",
@@ -44,6 +45,14 @@ SPEEDS = (0, 1, 2, 3, 4)
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 #: The most gradient steps per update a setting may take (the paper's take at most 150).
 MAX_INNER_STEPS = 10_000
+#: The largest learning rate (of either layer) a setting may take; the paper's tuned rates
+#: are below 0.01, and a step of 10 already throws a softmax policy to a corner.
+MAX_LR = 10.0
+#: Upper bounds of the other real-valued hyper-parameters: far beyond any useful setting,
+#: and low enough that the arithmetic they enter stays finite (a bound of 1e308 would not).
+MAX_ENTROPY_LAMBDA = 1e3
+MAX_CLIP = 1e6
+MAX_GAUSS_STD = 1e6
 
 
 def _choice(kind: str, value: Any, valid: tuple[str, ...]) -> str:
@@ -79,28 +88,28 @@ class Hyper:
 
     Parameters
     ----------
-    lr : float > 0
+    lr : float in (0, MAX_LR]
         Learning rate of the policy (of its output layer, for the MLP).
     delta : int >= 1
         Episodes between updates, and how far ahead the forecast looks.
     inner_steps : int in [1, MAX_INNER_STEPS]
         Gradient steps per update (ONPG takes ``delta`` steps instead).
-    entropy_lambda : float >= 0
+    entropy_lambda : float in [0, 1000]
         Weight of the policy's entropy in the objective.
     basis : {"fourier", "poly", "linear"}
         Time basis of the forecast (Pro-OLS, Pro-WLS).
     d : int >= 1
         Number of basis features (ignored by ``"linear"``).
-    clip : float > 0
+    clip : float in (0, 1e6], or inf
         Clip of the importance ratios.
     gamma : float in [0, 1]
         Discount factor.
     optimizer : {"rmsprop", "adam", "sgd"}
     hidden : int >= 1 or None
         Hidden units of the softmax-MLP policy (NS-Reacher); None for a linear policy.
-    hidden_lr : float > 0
+    hidden_lr : float in (0, MAX_LR]
         Learning rate of the MLP's hidden layer (the reference uses 1e-3).
-    gauss_std : float > 0 or None
+    gauss_std : float in (0, 1e6] or None
         Standard deviation of the Gaussian policy (NS-Diabetes).
     buffer_size : int >= 1
         Episodes kept for the forecast.
@@ -112,7 +121,7 @@ class Hyper:
     >>> Hyper(lr=0)
     Traceback (most recent call last):
     ...
-    ValueError: lr must be a number > 0; got 0
+    ValueError: lr must be a number > 0 and <= 10; got 0
     """
 
     lr: float
@@ -131,16 +140,18 @@ class Hyper:
 
     def __post_init__(self) -> None:
         checks = {
-            "lr": _number("lr", self.lr, 0.0, False),
+            "lr": _number("lr", self.lr, 0.0, False, MAX_LR),
             "delta": check_int("delta", self.delta, 1),
             "inner_steps": check_int("inner_steps", self.inner_steps, 1),
-            "entropy_lambda": _number("entropy_lambda", self.entropy_lambda, 0.0, True),
+            "entropy_lambda": _number(
+                "entropy_lambda", self.entropy_lambda, 0.0, True, MAX_ENTROPY_LAMBDA
+            ),
             "basis": _choice("basis", self.basis, BASES),
             "d": check_int("d", self.d, 1),
             "clip": _number("clip", self.clip, 0.0, False),
             "gamma": _number("gamma", self.gamma, 0.0, True, 1.0),
             "optimizer": _choice("optimizer", self.optimizer, OPTIMIZERS),
-            "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False),
+            "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False, MAX_LR),
             "buffer_size": check_int("buffer_size", self.buffer_size, 1),
         }
         if checks["inner_steps"] > MAX_INNER_STEPS:
@@ -148,12 +159,14 @@ class Hyper:
                 f"inner_steps must be at most {MAX_INNER_STEPS} gradient steps per update "
                 f"(the paper's settings take at most 150); got {self.inner_steps!r}"
             )
+        if math.isfinite(checks["clip"]) and checks["clip"] > MAX_CLIP:
+            raise ValueError(
+                f"clip must be at most {MAX_CLIP:g}, or inf for no clipping; got {self.clip!r}"
+            )
         if self.hidden is not None:
             checks["hidden"] = check_int("hidden", self.hidden, 1)
         if self.gauss_std is not None:
-            checks["gauss_std"] = _number("gauss_std", self.gauss_std, 0.0, False)
-        if not math.isfinite(self.lr) or not math.isfinite(self.hidden_lr):
-            raise ValueError(f"learning rates must be finite; got lr={self.lr!r}")
+            checks["gauss_std"] = _number("gauss_std", self.gauss_std, 0.0, False, MAX_GAUSS_STD)
         for name, value in checks.items():  # canonical types: ints as int, floats as float
             object.__setattr__(self, name, value)
 

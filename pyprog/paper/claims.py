@@ -20,7 +20,14 @@ from pyprog.paper.protocols import BASELINES, CLAIM_SPEEDS, CLAIMS, PRO, Plan, s
 from pyprog.stats.summary import compare, mean_se
 from pyprog.stats.verdicts import ALPHA, verdict_equivalent, verdict_lower
 
-__all__ = ["ablation_table", "claims", "regret_tables", "table_cell", "zeta_weights"]
+__all__ = [
+    "ablation_table",
+    "claims",
+    "headline",
+    "regret_tables",
+    "table_cell",
+    "zeta_weights",
+]
 
 
 def regret_tables(plan: Plan, envs: Sequence[str], runs: dict, basis_of: dict) -> list[dict]:
@@ -89,9 +96,10 @@ def table_cell(table: list[dict], **match) -> dict | None:
 
 
 def _no_cases(reason: str | None) -> dict:
+    """An untested claim (a verdict of its own, not ``inconclusive``: nothing was tested)."""
     if reason:
-        return {"verdict": "inconclusive", "test": f"not tested: {reason}", "cases": []}
-    return {"verdict": "inconclusive", "test": "no case of this claim was run", "cases": []}
+        return {"verdict": "untested", "test": f"not tested: {reason}", "cases": []}
+    return {"verdict": "untested", "test": "no case of this claim was run", "cases": []}
 
 
 def _lower_cases(table: list[dict], env: str, speeds, winners, others) -> list[tuple]:
@@ -157,9 +165,11 @@ def claims(
     -------
     list of dict
         One per :data:`CLAIMS` entry, in order: ``id``, ``claim``, ``verdict`` (``held``,
-        ``contradicted`` or ``inconclusive``), ``test`` (the test, in words), ``episodes``
-        (per run, None if not run), ``cases`` (per case: the groups' means, standard
-        errors and seeds, the difference, p-values raw and Holm-adjusted, the verdict),
+        ``contradicted``, ``inconclusive`` or ``untested``: no case ran), ``headline``
+        (the verdict with its speeds when it covers only some: :func:`headline`), ``test``
+        (the test, in words), ``episodes`` (per run, None if not run), ``cases`` (per
+        case: the groups' means, standard errors and seeds, the difference, p-values raw
+        and Holm-adjusted, the verdict),
         ``speeds`` (the speeds tested) and ``scope`` (empty when every speed of
         :data:`CLAIM_SPEEDS` was tested; otherwise a sentence saying which were: the
         verdict covers only those).
@@ -212,10 +222,26 @@ def claims(
             result = verdict_lower(cases[key], alpha) if cases[key] else _no_cases(None)
         ran = [] if key in untested else cases.get(key, [])  # zeta has no speeds
         tested = sorted({case[1]["speed"] for case in ran})
-        out.append(
-            {"id": key, "claim": text, **result, "episodes": episodes, **_scope(key, tested)}
-        )
+        claim = {"id": key, "claim": text, **result, "episodes": episodes, **_scope(key, tested)}
+        out.append({**claim, "headline": headline(claim)})
     return out
+
+
+def headline(claim: dict) -> str:
+    """The verdict as a list of claims shows it: with its speeds when it covers only some.
+
+    A claim tested at fewer speeds than it states must not read like the full claim.
+
+    Examples
+    --------
+    >>> headline({"verdict": "held", "speeds": [4], "scope": "tested at speed 4 of ..."})
+    'held at speed 4 only'
+    >>> headline({"verdict": "untested", "speeds": [], "scope": ""})
+    'untested'
+    """
+    if claim.get("scope") and claim.get("speeds"):
+        return f"{claim['verdict']} at {_speeds(claim['speeds'])} only"
+    return claim["verdict"]
 
 
 def _speeds(speeds) -> str:

@@ -62,7 +62,12 @@ def error_note(seeds: Sequence[int] | None) -> str:
 def _speed_axis(ax, speeds) -> None:
     """Speeds on the x axis: integer ticks when every speed is an integer."""
     ax.set_xlabel("speed of non-stationarity")
-    if all(float(s).is_integer() for s in speeds):
+    distinct = sorted({float(s) for s in speeds})
+    if len(distinct) == 1:  # one speed: matplotlib would span ±0.16 around it (2.84-3.16)
+        (only,) = distinct
+        ax.set_xlim(only - 1, only + 1)
+        ax.set_xticks([only], [f"{only:g}"])
+    elif all(s.is_integer() for s in distinct):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
@@ -269,9 +274,6 @@ def plot_glucose_days(
         rows, cols, figsize=(4.8 * cols, 3.2 * rows), sharex=True, sharey=True, squeeze=False
     )
 
-    def bottom(ax):  # x in data (hours), y in axes fraction
-        return ax.get_xaxis_transform()
-
     top = max(
         [BG_TARGET_RANGE[1] + 40]
         + [float(np.max(bg)) for policies in days.values() for bg in policies.values()]
@@ -293,18 +295,22 @@ def plot_glucose_days(
                 linestyle="-" if late else "--",
                 label=name,
             )
-        for j, (minute, grams) in enumerate(meals):  # at the bottom: the legend is at the top
-            ax.axvline(minute / 60, color="grey", linewidth=0.8, linestyle=":")
-            ax.plot(minute / 60, 0.0, marker="^", color="grey", transform=bottom(ax), clip_on=False)
+        # the meals in a band of their own below 0 mg/dL, where no curve goes; labels
+        # upright (narrow), so that meals an hour apart do not run into each other
+        for minute, grams in meals:
+            ax.vlines(minute / 60, 0.0, 1.15 * top, color="grey", linewidth=0.8, linestyle=":")
             ax.annotate(
                 f"{grams:.0f} g",
-                (minute / 60, 0.04 + 0.06 * (j % 2)),  # staggered: meals can be close
-                xycoords=bottom(ax),
-                ha="left",
-                va="bottom",
+                (minute / 60, -0.02 * top),
+                ha="center",
+                va="top",
+                rotation=90,
                 fontsize="x-small",
-                color="grey",
+                color="dimgrey",
+                annotation_clip=False,
             )
+        if meals:
+            ax.axhline(0.0, color="grey", linewidth=0.6)
         ax.set_title(label)
         ax.set_xlim(0, 24)
         ax.set_xticks(range(0, 25, 6), [f"{h:02d}:00" for h in range(0, 25, 6)])
@@ -316,7 +322,11 @@ def plot_glucose_days(
         ax.set_xlabel("time of day")
     for ax in axes[:, 0]:
         ax.set_ylabel("blood glucose (mg/dL)")
-    axes[0][0].set_ylim(0, top * 1.15)  # room for the legend
+    band = 0.2 * top if meals else 0.0  # the meals' band, below 0
+    axes[0][0].set_ylim(-band, top * 1.15)  # and room for the legend at the top
+    ticks = [t for t in axes[0][0].get_yticks() if 0 <= t <= top * 1.15]
+    axes[0][0].set_yticks(ticks)  # no negative glucose on the axis
+    axes[0][0].set_ylim(-band, top * 1.15)
     fig.suptitle(title or "NS-Diabetes: one day under the learned bolus calculator")
     fig.tight_layout()
     return save_figure(fig, path)

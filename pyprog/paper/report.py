@@ -32,7 +32,8 @@ def _group(mean: float, se: float, seeds: int) -> str:
 
 def claim_lines(claim: dict) -> list[str]:
     """A claim's verdict, its test and a table of its cases."""
-    lines = [f"### {claim['id']}: **{claim['verdict']}**", "", claim["claim"] + ".", ""]
+    verdict = claim.get("headline", claim["verdict"])
+    lines = [f"### {claim['id']}: **{verdict}**", "", claim["claim"] + ".", ""]
     runs = f" Runs of {claim['episodes']} episodes." if claim.get("episodes") else ""
     lines += [f"Test: {claim['test']}.{runs}", ""]
     if claim.get("scope"):
@@ -127,8 +128,10 @@ def write_summary(
         "## The paper's claims",
         "",
         "Each claim is `held` (significant in the claimed direction in every case), "
-        "`contradicted` (significant in the opposite direction in some case) or "
-        "`inconclusive` (neither). Tests are across seeds, unpaired (Welch): surrogate "
+        "`contradicted` (significant in the opposite direction in some case), "
+        "`inconclusive` (tested, neither) or `untested` (no case of it ran here; the reason "
+        "is given). A verdict that covers only some of the claim's speeds names them "
+        "(`held at speed 4 only`). Tests are across seeds, unpaired (Welch): surrogate "
         "regret is taken against the best mean curve of the compared learners, so the "
         "seeds of different learners are not paired. `p` is the one-sided p-value in the "
         "claimed direction, `p against` the one in the opposite direction; Holm's correction "
@@ -138,7 +141,7 @@ def write_summary(
         "|---|---|",
     ]
     lines += [
-        f"| {c['id']}: {c['claim']} | **{c['verdict']}**"
+        f"| {c['id']}: {c['claim']} | **{c.get('headline', c['verdict'])}**"
         + (f" ({c['scope']})" if c.get("scope") else "")
         + " |"
         for c in claim_list

@@ -212,7 +212,7 @@ def resolve_env(
                 f"{env} drifts (or not) by itself: drop speed"
             )
         if env in gym.registry:
-            return ResolvedEnv(gym.make(env, **kwargs), env, False, True)
+            return ResolvedEnv(_make_id(env, env, kwargs), env, False, True)
         if ":" not in env:
             raise _unknown_id(env)
         module_name, obj = _load_object(env)
@@ -220,7 +220,7 @@ def resolve_env(
             # gymnasium's own "module:Env-v0" form: the import registered the id
             env_id = env.partition(":")[2]
             if env_id in gym.registry:
-                return ResolvedEnv(gym.make(env_id, **kwargs), env, False, True)
+                return ResolvedEnv(_make_id(env_id, env, kwargs), env, False, True)
             raise ValueError(
                 f"env {env!r}: module {module_name!r} has no {env_id!r} "
                 f"(neither a function nor a registered Gymnasium id)"
@@ -248,9 +248,28 @@ def resolve_env(
     )
 
 
+def _unexpected_kwarg(exc: TypeError, kwargs: Mapping[str, Any], where: str) -> None:
+    """A ValueError naming the key, if ``exc`` is Python's "unexpected keyword argument"."""
+    text = str(exc)
+    for name in kwargs:
+        if f"unexpected keyword argument {name!r}" in text:
+            raise ValueError(f"env_kwargs: env {where} has no argument {name!r} ({text})") from None
+
+
+def _make_id(env_id: str, where: str, kwargs: Mapping[str, Any]) -> gym.Env:
+    try:
+        return gym.make(env_id, **kwargs)
+    except TypeError as exc:
+        _unexpected_kwarg(exc, kwargs, repr(where))
+        raise
+
+
 def _call_factory(fn: Callable, kwargs: dict, where: str) -> gym.Env:
     try:
         made = fn(**kwargs)
+    except TypeError as exc:
+        _unexpected_kwarg(exc, kwargs, where)
+        raise ValueError(f"env {where}: the factory raised TypeError: {exc}") from None
     except Exception as exc:
         raise ValueError(f"env {where}: the factory raised {type(exc).__name__}: {exc}") from None
     if not isinstance(made, gym.Env):
@@ -341,13 +360,21 @@ def observation_encoder(
         eye = np.eye(n)
 
         def encode_discrete(obs: Any) -> np.ndarray:
-            return eye[int(obs) - start]
+            i = int(obs) - start  # a float like 1.5, or -1, must not pick a category
+            if not 0 <= i < n or i + start != obs:
+                raise ValueError(f"is outside the observation space {inner}")
+            return eye[i]
 
         encode: Callable | None = encode_discrete
         dim = n
     else:
         shape = inner.shape
-        dim = max(1, int(np.prod(shape)))
+        dim = int(np.prod(shape))
+        if dim == 0:
+            raise ValueError(
+                f"unsupported observation space {inner}: it has no elements (shape {shape}), "
+                "so the policy would see nothing"
+            )
         if len(shape) == 1:
             encode = None
         else:
@@ -377,6 +404,22 @@ def _check_action_space(space: spaces.Space) -> None:
             raise ValueError(
                 f"unsupported action space {space}: a Box of integers; supported: {_ACT_SUPPORTED}"
             )
+        if space.shape is None or int(np.prod(space.shape)) == 0:
+            raise ValueError(f"unsupported action space {space}: it has no elements")
+        low, high = np.ravel(space.low).astype(float), np.ravel(space.high).astype(float)
+        both = np.isfinite(low) & np.isfinite(high)
+        with np.errstate(over="ignore"):
+            width = high[both] - low[both]
+        if (width <= 0).any():
+            raise ValueError(
+                f"unsupported action space {space}: low == high in a dimension, so there is "
+                "no action to choose there"
+            )
+        if not np.isfinite(width).all():
+            raise ValueError(
+                f"unsupported action space {space}: its bounds are so far apart that their "
+                "width overflows float64; use -inf/inf for an unbounded dimension"
+            )
         return
     raise ValueError(f"unsupported action space {space}; supported: {_ACT_SUPPORTED}")
 
@@ -396,6 +439,7 @@ def default_gauss_std(space: spaces.Space) -> float | None:
     """
     if not isinstance(space, spaces.Box):
         return None
+    _check_action_space(space)  # a bad box is named as such, not as a bad gauss_std
     low, high = np.ravel(space.low).astype(float), np.ravel(space.high).astype(float)
     finite = np.isfinite(low) & np.isfinite(high)
     if not finite.any():

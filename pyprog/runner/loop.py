@@ -8,9 +8,9 @@ environment, the policy's initial weights and the actions.
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 from collections.abc import Callable, Mapping
+from math import isfinite
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,13 @@ from pyprog.runner.adapter import (
     make_policy,
     observation_encoder,
     resolve_env,
+)
+from pyprog.runner.checks import (
+    bad_observation,
+    check_expected_rewards,
+    check_return,
+    reward_error,
+    step_arity_error,
 )
 from pyprog.utils.validation import check_speed
 
@@ -132,6 +139,7 @@ def make_learner(algo: str, policy: Policy, hyper: Hyper, horizon: int) -> Learn
 def resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hyper) -> Hyper:
     """The setting of a built-in environment: ``"paper"``, a full dict, a Hyper, or a
     settings table (or its JSON file) with an entry for (env, algo, speed)."""
+    given = hyper is not None
     if hyper is None:
         hyper = "paper"
     hyper = hyper_from_table(hyper, env, algo, speed)  # a best-settings table or JSON file
@@ -141,6 +149,12 @@ def resolve_hyper(env: str, algo: str, speed: float, hyper: str | Mapping | Hype
         if hyper != "paper":
             raise ValueError(f"hyper must be 'paper', a dict or a Hyper; got {hyper!r}")
         if speed is None or float(speed) not in (0, 1, 2, 3, 4):
+            if not given:  # the user chose the speed, not the settings: say where they come from
+                raise ValueError(
+                    f"{env} at speed {speed!r}: without hyper, a built-in environment runs with "
+                    "the paper's tuned settings, which exist for speeds 0-4 only; pass hyper= "
+                    "a dict of hyper-parameters (or a Hyper) to run other speeds"
+                )
             raise ValueError(f"hyper='paper' covers speeds 0-4 only; got speed {speed!r}")
         return paper_hyper(env, algo, int(speed))
     if isinstance(hyper, Mapping):
@@ -349,12 +363,8 @@ def run(
             environment.close()
 
 
-def _check_reward(reward: Any) -> None:
-    if isinstance(reward, bool) or not isinstance(reward, numbers.Real):
-        raise ValueError(
-            f"the environment's rewards must be numbers; got {type(reward).__name__} "
-            "(NS-Gym wrappers need scalar_reward=True)"
-        )
+#: Reward types accepted without a further look (the rest go through ``reward_error``).
+_FAST_REWARD_TYPES = frozenset({float, int, np.float64, np.float32, np.int64})
 
 
 def _streams(seed: int) -> list[np.random.SeedSequence]:
@@ -397,7 +407,9 @@ def train(
     expected = np.empty(episodes)
     knows_optimum = True
     truncated_by_pyprog = 0
-    unchecked = True
+    name, dim = setup.resolved.name, setup.obs_dim
+    shape = (dim,)
+    numbers_ok = _FAST_REWARD_TYPES
     start = time.perf_counter()
     obs, _ = environment.reset(seed=env_seed(seed))
     for k in range(episodes):
@@ -409,14 +421,26 @@ def train(
         done = False
         t = 0
         while not done:
-            obs64 = np.asarray(obs, dtype=np.float64) if encode is None else encode(obs)
+            # what the environment returned is checked here, where it arrives (checks.py)
+            try:
+                obs64 = np.asarray(obs, dtype=np.float64) if encode is None else encode(obs)
+            except (TypeError, ValueError, IndexError, KeyError) as exc:
+                raise bad_observation(name, k, t, obs, dim, f"cannot be read: {exc}") from None
+            # x @ x is finite iff x is (or overflows: then the exact test below decides);
+            # one dot product is the cheapest whole-vector test (~2 µs against ~4 µs)
+            if obs64.shape != shape or not isfinite(obs64 @ obs64):
+                if obs64.shape != shape or not np.isfinite(obs64).all():
+                    raise bad_observation(name, k, t, obs, dim)
             action, log_prob = learner.act(obs64, rng)
-            obs, reward, terminated, truncated, info = environment.step(
-                action if to_env is None else to_env(action)
-            )
-            if unchecked:  # the first step only: the rest of the loop trusts the type
-                _check_reward(reward)
-                unchecked = False
+            result = environment.step(action if to_env is None else to_env(action))
+            try:
+                obs, reward, terminated, truncated, info = result
+            except (TypeError, ValueError):
+                raise step_arity_error(name, k, t, result) from None
+            if type(reward) not in numbers_ok or not isfinite(reward):
+                bad = reward_error(name, k, t, reward)
+                if bad is not None:
+                    raise bad
             learner.observe(obs64, action, log_prob, reward)
             total += reward
             t += 1
@@ -424,17 +448,15 @@ def train(
             if not done and t == horizon:
                 truncated_by_pyprog += 1
                 done = True
-        if k == 0 and not np.isfinite(total):
-            raise ValueError(
-                f"the environment's rewards must be finite numbers; the first episode's sum "
-                f"is {total!r}"
-            )
+        check_return(name, k, total)
         if knows_optimum:
             try:
                 optimal[k] = info["best_expected_reward"]
                 expected[k] = info["expected_reward"]
             except (KeyError, TypeError):
                 knows_optimum = False
+            else:
+                check_expected_rewards(name, k, optimal[k], expected[k])
         returns[k] = total
         learner.end_episode()
         if callback is not None:

@@ -1,4 +1,5 @@
-"""Verdicts on a claim from tests across seeds: ``held``, ``contradicted`` or ``inconclusive``.
+"""Verdicts on a claim from tests across seeds: ``held``, ``contradicted``, ``inconclusive``
+(tested, undecided) or ``untested`` (no case of it ran).
 
 A claim bundles cases, each a comparison of two groups of per-seed values (e.g. the regret
 of Pro-OLS and of ONPG at speed 3), given by their mean, standard error and number of seeds.
@@ -17,6 +18,8 @@ claim's cases are corrected together with Holm's step-down method, so that the c
 
 The claim is ``held`` when every case is, ``contradicted`` when any case is, and
 ``inconclusive`` otherwise (also when it has no case, or a group has fewer than 2 seeds).
+A claim that was not tested at all — no case of it ran — is ``untested``, a word of its own
+(set by :func:`pyprog.paper.claims.claims`), so that it never reads as "tested, undecided".
 
 Welch's test is the natural one for the paper's metrics: surrogate regret is taken against
 the best *mean* curve of the compared algorithms, so the seeds of different algorithms are
@@ -44,8 +47,8 @@ __all__ = [
 
 #: Significance level of every test.
 ALPHA = 0.05
-#: The three verdicts a claim or a case can get.
-VERDICTS = ("held", "contradicted", "inconclusive")
+#: The verdicts a claim can get (a case: the first three; ``untested``: nothing ran).
+VERDICTS = ("held", "contradicted", "inconclusive", "untested")
 
 Group = Mapping[str, Any]  # "mean", "se" (standard error of the mean) and "seeds"
 Case = tuple[str, Group, Group]  # (label, a, b)

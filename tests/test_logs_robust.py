@@ -154,6 +154,7 @@ class TestCSV:
             (b'0,0,1,-1,-1\n1,0,"1,5",-1,-1\n', r"line 3, column 'reward': '1,5' is not"),
             (b"0,0,1,-1,-1\n1e20,0,1,-1,-1\n", r"line 3, column 'episode': 1e\+20 is beyond"),
             (b"-1e17,0,1,-1,-1\n", r"line 2, column 'episode': -1e\+17 is beyond ±2\^53"),
+            (b"0,0,1,-1,-1\n1,0,1,-1,\r-1\n", r"line 3: not a CSV row"),  # a lone CR (hypothesis)
         ],
     )
     def test_bad_rows_name_the_file_line(self, tmp_path, data, message):

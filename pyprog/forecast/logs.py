@@ -242,7 +242,10 @@ def _data_lines(path):
 def _find_bad_field(path, index: list[int], n_fields: int) -> LogFormatError | None:
     """The first row that is not UTF-8, has a wrong number of fields or a non-number."""
     for lineno, raw in _data_lines(path):
-        fields = next(csv.reader([_decode(path, lineno, raw)]))
+        try:
+            fields = next(csv.reader([_decode(path, lineno, raw)]))
+        except csv.Error as exc:  # e.g. a lone carriage return inside a field
+            return _fail(path, lineno, None, f"not a CSV row ({exc})")
         if len(fields) != n_fields:
             return _fail(
                 path, lineno, None, f"{len(fields)} fields where the header has {n_fields}"

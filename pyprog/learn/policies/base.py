@@ -339,6 +339,17 @@ class Policy:
         self._backward(ev, np.ones(m), None, jac)
         return ev.log_prob, jac
 
+    def compiled_shape(self) -> tuple[int, int] | None:
+        """``(n_actions, n_hidden)`` if a learner can update this policy in one compiled
+        call (``kernels.softmax_update``: softmax-linear, n_hidden 0, and softmax-MLP),
+        else None (the learner runs its Python loop).
+
+        Returns
+        -------
+        tuple of (int, int), or None
+        """
+        return None
+
     # -- subclass hooks -----------------------------------------------------------------
     def _as_actions(self, actions: object, m: int) -> np.ndarray:
         raise NotImplementedError

@@ -1,10 +1,10 @@
-"""The compiled update (one ``softmax_update`` call per update) against the Python loop.
+"""The compiled update (one ``policy_update`` call per update) against the Python loop.
 
 Run: ``pytest bench/bench_update.py --benchmark-columns=median,rounds --ratio-json update.json``.
 
 * Per inner step on a linear softmax policy (NS-Reco's: 1 input, 5 actions; 100 stored
   one-step episodes, FTRL-PG, 100 inner steps): ``Learner.update()`` on the Python loop vs
-  the compiled loop, and the compiled ``update()`` vs the ``softmax_update`` kernel alone on
+  the compiled loop, and the compiled ``update()`` vs the ``policy_update`` kernel alone on
   the same inputs. ``(update − kernel) / inner steps`` is the interpreter's share per inner
   step (target: at most 5 µs).
 * CartPole-v1 with the default setting (softmax-linear, 4 inputs, 2 actions; Pro-WLS and
@@ -43,7 +43,7 @@ def _reco_like_learner(use_compiled: bool) -> FTRLPG:
 
 
 @pytest.mark.parametrize("path, use_compiled, role", PATHS, ids=[p[0] for p in PATHS])
-def bench_linear_softmax_update(benchmark, path, use_compiled, role):
+def bench_linear_policy_update(benchmark, path, use_compiled, role):
     benchmark.group = f"one update, {INNER} inner steps, softmax-linear (1 → 5), 100 episodes"
     benchmark.extra_info.update(impl=f"{path} loop", role=role, inner_steps=INNER)
     learner = _reco_like_learner(use_compiled)
@@ -51,18 +51,18 @@ def bench_linear_softmax_update(benchmark, path, use_compiled, role):
 
 
 def _kernel_call(learner: FTRLPG):
-    """The ``softmax_update`` call that ``learner.update()`` makes, with its inputs."""
+    """The ``policy_update`` call that ``learner.update()`` makes, with its inputs."""
     learner._begin()
     buf, flat, h, opt = learner.buffer, learner._steps, learner.hyper, learner.optimizer
     lr = np.full(opt.theta.shape, opt.lr)
     state = (compiled.OPT_RMSPROP, lr, opt.square_avg, opt.square_avg, 0, opt.alpha, 0.0, opt.eps)
     n = len(buf)
     args = (
-        learner.policy.theta, 5, 0, flat.obs, flat.actions, flat.index, buf.log_beta,
+        learner.policy.theta, ("softmax", 5, 0), flat.obs, flat.actions, flat.index, buf.log_beta,
         buf.rewards, buf.mask, h.gamma, h.clip, INNER, h.entropy_lambda / len(flat.index),
         np.full(n, 1.0 / n), None, state,
     )  # fmt: skip
-    return lambda: compiled.softmax_update(*args)
+    return lambda: compiled.policy_update(*args)
 
 
 @pytest.mark.parametrize("what", ["update", "kernel"])
@@ -73,7 +73,7 @@ def bench_linear_softmax_interpreter_share(benchmark, what):
         benchmark.extra_info.update(impl="Learner.update()", role="baseline")
         benchmark(learner.update)
     else:
-        benchmark.extra_info.update(impl="kernels.softmax_update", role="candidate")
+        benchmark.extra_info.update(impl="kernels.policy_update", role="candidate")
         call = _kernel_call(learner)
         assert benchmark(call)[0] == INNER
 

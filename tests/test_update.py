@@ -1,4 +1,4 @@
-"""The compiled update (kernels.softmax_update) against the learners' Python loop."""
+"""The compiled update (kernels.policy_update) against the learners' Python loop."""
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ POLICIES = {
     "mlp": lambda: SoftmaxMLP(2, 4, 8, np.random.default_rng(1)),
     "reco": lambda: SoftmaxLinear(1, 5),  # a fixed-size backward instance (5 actions, 1 input)
     "reacher": lambda: SoftmaxMLP(2, 4, 16, np.random.default_rng(2)),  # fixed-size instance
+    "gaussian": lambda: GaussianPolicy(2, [3.0, 5.0], [30.0, 50.0], std=[2.0, 4.0]),
 }
 
 
@@ -24,7 +25,8 @@ def play(learner, rng, episodes, horizon):
         for _ in range(rng.integers(1, horizon + 1)):
             obs = rng.normal(size=learner.policy.obs_dim)
             a, lp = learner.act(obs, rng)
-            learner.observe(obs, a, lp, float(a == 1) + rng.normal())
+            reward = float(a == 1) if learner.policy.discrete else float(a @ [0.1, -0.05])
+            learner.observe(obs, a, lp, reward + rng.normal())
         learner.buffer.end_episode()
         learner.buffer.start_episode()
         learner.episodes += 1
@@ -88,13 +90,15 @@ def test_compiled_is_the_default_where_available():
     learner = FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.1), horizon=1)
     assert learner.compiled == (backend() == "cython")
     gauss = FTRLPG(GaussianPolicy(1, [0.0], [1.0], std=1.0), Hyper(lr=0.1), horizon=1)
-    assert gauss.compiled is False  # no compiled update for the Gaussian policy: Python loop
+    assert gauss.compiled == (backend() == "cython")
+    free = FTRLPG(GaussianPolicy(1, [-np.inf], [np.inf], std=1.0), Hyper(lr=0.1), horizon=1)
+    assert free.compiled is False  # an unbounded mean: the Python loop
     assert FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.1), 1, compiled=False).compiled is False
 
 
 def test_compiled_true_where_unavailable_and_bad_values_raise():
     with pytest.raises(ValueError, match=r"compiled=True needs .*GaussianPolicy"):
-        FTRLPG(GaussianPolicy(1, [0.0], [1.0], std=1.0), Hyper(lr=0.1), 1, compiled=True)
+        FTRLPG(GaussianPolicy(1, [-np.inf], [np.inf], std=1.0), Hyper(lr=0.1), 1, compiled=True)
     with pytest.raises(ValueError, match="compiled must be True, False or None"):
         FTRLPG(SoftmaxLinear(1, 2), Hyper(lr=0.1), 1, compiled="yes")
 
@@ -141,11 +145,10 @@ def test_non_finite_parameters_in_the_compiled_loop_raise():
 
 
 def kernel_args(**changes):
-    """A one-episode, two-step softmax_update call (linear policy, 2 actions, 1 input)."""
+    """A one-episode, two-step policy_update call (linear policy, 2 actions, 1 input)."""
     args = {
         "theta": np.zeros(4),
-        "n_actions": 2,
-        "n_hidden": 0,
+        "policy": ("softmax", 2, 0),
         "obs": np.ones((2, 1)),
         "actions": np.array([0, 1]),
         "index": np.array([0, 1]),
@@ -167,10 +170,10 @@ def kernel_args(**changes):
 @cython_only
 def test_kernel_stops_before_a_non_finite_gradient():
     args = kernel_args(zeta=np.array([np.inf]))
-    assert kernels.softmax_update(**args) == (0, kernels.UPDATE_NONFINITE_GRAD, 0)
+    assert kernels.policy_update(**args) == (0, kernels.UPDATE_NONFINITE_GRAD, 0)
     np.testing.assert_array_equal(args["theta"], 0.0)
     args = kernel_args()
-    assert kernels.softmax_update(**args) == (3, kernels.UPDATE_DONE, 3)
+    assert kernels.policy_update(**args) == (3, kernels.UPDATE_DONE, 3)
     assert args["theta"][2] != 0.0
 
 
@@ -187,6 +190,9 @@ def test_kernel_stops_before_a_non_finite_gradient():
         ({"zeta": None, "wls": (1, 2)}, "wls must be a tuple"),
         ({"zeta": np.ones(2)}, "zeta must have shape"),
         ({"optimizer": (0,)}, "optimizer must be a tuple"),
+        ({"policy": ("beta", 2, 0)}, "policy must be"),
+        ({"policy": ("gaussian", np.ones(2), np.ones(1), np.ones(2), np.ones(2), 0.0)}, "half"),
+        ({"policy": ("gaussian", *[np.ones(2)] * 4, 0.0)}, "actions must be a 2-D"),
         ({"optimizer": (7, np.ones(4), np.ones(4), np.ones(4), 0, 0.0, 0.0, 0.0)}, "kind"),
         ({"steps": -1}, "steps >= 0"),
         ({"gamma": 2.0}, "gamma must be in"),
@@ -197,7 +203,7 @@ def test_kernel_stops_before_a_non_finite_gradient():
 def test_kernel_input_errors(changes, match):
     args = kernel_args(**changes)
     with pytest.raises(ValueError, match=match):
-        kernels.softmax_update(**args)
+        kernels.policy_update(**args)
 
 
 @cython_only
@@ -205,4 +211,4 @@ def test_kernel_refuses_a_read_only_theta():
     theta = np.zeros(4)
     theta.flags.writeable = False
     with pytest.raises(ValueError, match="theta must be writeable"):
-        kernels.softmax_update(**kernel_args(theta=theta))
+        kernels.policy_update(**kernel_args(theta=theta))

@@ -23,7 +23,7 @@ import numbers
 
 import numpy as _np
 
-from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, NAN
+from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, tanh, NAN
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport (

@@ -1,6 +1,7 @@
 # Included by _kernels.pyx (one extension module): a learner's whole update in one call.
-# softmax_update runs every inner step of an update of a softmax policy (linear or with one
-# tanh hidden layer): forward pass (_policy.h), log π scattered to (N, H), the learner's
+# policy_update runs every inner step of an update of a softmax policy (linear or with one
+# tanh hidden layer) or of a Gaussian policy with a bounded mean: forward pass (_policy.h for
+# the softmax policies), log π scattered to (N, H), the learner's
 # coefficients (PDIS weights times a per-episode weight ζ, or the NWIS gradient of Pro-WLS),
 # the entropy term, the backward pass and the optimiser's step. It is the compiled twin of
 # pyprog.learn.learners.Learner.update's Python loop, which is its NumPy twin: the same
@@ -17,13 +18,13 @@ cdef enum OptimizerKind:
     O_RMSPROP = 1
     O_ADAM = 2
 
-# what stopped softmax_update (its second output)
+# what stopped policy_update (its second output)
 UPDATE_DONE = U_DONE                        # every inner step was taken
 UPDATE_NO_FORECAST = U_NO_FORECAST          # WLS rank-deficient: no gradient at this θ
 UPDATE_NONFINITE_GRAD = U_NONFINITE_GRAD    # the gradient was NaN or infinite
 UPDATE_NONFINITE_THETA = U_NONFINITE_THETA  # the step made θ NaN or infinite
 
-# optimisers (the first item of softmax_update's ``optimizer``)
+# optimisers (the first item of policy_update's ``optimizer``)
 OPT_SGD = O_SGD
 OPT_RMSPROP = O_RMSPROP
 OPT_ADAM = O_ADAM
@@ -74,29 +75,33 @@ cdef void _optimizer_step(int kind, double* theta, const double* grad, const dou
             theta[j] -= (buf[j] * lr[j]) / bias1
 
 
-def softmax_update(theta, n_actions, n_hidden, obs, actions, index, log_beta, rewards, mask,
-                   gamma, clip, steps, entropy_coef, zeta, wls, optimizer):
-    """Every inner step of one update of a softmax policy, in one call.
+def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, gamma, clip,
+                  steps, entropy_coef, zeta, wls, optimizer):
+    """Every inner step of one update of a policy, in one call.
 
     Per step, at the current ``theta``::
 
-        log π     = softmax_forward(obs, actions, W1, b1, W, b)[3], scattered to (N, H)
+        log π     = the policy's log π(a|s) of the stored steps, scattered to (N, H)
         coef      = PDIS weights g (pdis_weights) times zeta[i]        if zeta is given
                   = mask · (∂f/∂λ_i) λ_i [λ_i < clip]                  otherwise (Pro-WLS:
                     λ = episode_ratios, ∂f/∂λ = wls_forecast(phi, λ, returns, phi_star)[3])
-        grad      = softmax_backward(..., coef[valid steps], entropy_coef)
+        grad      = Σ coef ∇log π + entropy_coef Σ ∇H  (softmax_backward for softmax)
         theta     = optimiser step against −grad (gradient ascent)
 
     Parameters
     ----------
     theta : ndarray of float64, shape (P,)
-        ``[W1.ravel(), b1, W.ravel(), b]`` (no W1, b1 when ``n_hidden`` is 0); updated in
+        ``[W1.ravel(), b1, W.ravel(), b]`` (no W1, b1 without a hidden layer); updated in
         place.
-    n_actions, n_hidden : int
-        A >= 1 actions; Hd >= 0 hidden units. P = Hd (D + 1) + A (F + 1), F = Hd or D.
+    policy : tuple
+        ``("softmax", A, Hd)``: a softmax over A >= 1 actions with Hd >= 0 tanh hidden
+        units, P = Hd (D + 1) + A (F + 1), F = Hd or D. ``("gaussian", mid, half, dscale,
+        std, log_norm)``: a Gaussian policy over K action dimensions whose mean
+        ``mid + half tanh((W s + b) / 2)`` lies inside finite bounds (arrays (K,);
+        ``dscale = half / (2 std)``; ``log_norm`` the density's constant), P = K (D + 1).
     obs : ndarray of float64, shape (M, D)
         The stored valid steps, episode-major.
-    actions : ndarray of int64, shape (M,)
+    actions : ndarray of int64, shape (M,), or of float64, shape (M, K) (Gaussian)
     index : ndarray of int64, shape (M,)
         Increasing positions of the steps in a flattened (N, H) array.
     log_beta, rewards, mask : ndarray of float64, shape (N, H)
@@ -126,15 +131,46 @@ def softmax_update(theta, n_actions, n_hidden, obs, actions, index, log_beta, re
     t : int
         Adam's step count after the update.
     """
-    cdef Py_ssize_t a = n_actions, hd = n_hidden, n_steps = steps
+    if not (isinstance(policy, tuple) and len(policy) in (3, 6)
+            and policy[0] in ("softmax", "gaussian")):
+        raise ValueError(
+            "policy must be ('softmax', n_actions, n_hidden) or "
+            "('gaussian', mid, half, dscale, std, log_norm)"
+        )
+    cdef bint gauss = policy[0] == "gaussian"
+    cdef Py_ssize_t a, hd = 0, n_steps = steps
+    cdef const double* mid = NULL
+    cdef const double* half = NULL
+    cdef const double* dscale = NULL
+    cdef const double* stdv = NULL
+    cdef double log_norm = 0.0
+    if gauss:
+        a = len(policy[1])
+        mid = _input(policy[1], "mid", 1)
+        half = _input(policy[2], "half", 1)
+        dscale = _input(policy[3], "dscale", 1)
+        stdv = _input(policy[4], "std", 1)
+        _same_shape(policy[2], "half", (a,))
+        _same_shape(policy[3], "dscale", (a,))
+        _same_shape(policy[4], "std", (a,))
+        log_norm = _real(policy[5], "log_norm")
+    else:
+        a = policy[1]
+        hd = policy[2]
     if a < 1 or hd < 0 or n_steps < 0:
         raise ValueError("n_actions must be >= 1, n_hidden and steps >= 0")
     cdef const double* s = _input(obs, "obs", 2)
     cdef Py_ssize_t m = obs.shape[0], d = obs.shape[1], f = hd if hd > 0 else d
     cdef Py_ssize_t n_hid = hd * (d + 1), p = n_hid + a * (f + 1)
     cdef double* th = _output_data(theta, "theta", p)
-    cdef const cnp.int64_t* act = _actions(actions, m)
-    _action_range(actions, act, m, a)
+    cdef const cnp.int64_t* act = NULL
+    cdef const double* act_f = NULL
+    if gauss:
+        act_f = _input(actions, "actions", 2)
+        _same_shape(actions, "actions", (m, a))
+    else:
+        act = _actions(actions, m)
+        _action_range(actions, act, m, a)
     if not (cnp.PyArray_Check(index) and cnp.PyArray_TYPE(<cnp.ndarray>index) == cnp.NPY_INT64
             and cnp.PyArray_NDIM(<cnp.ndarray>index) == 1
             and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>index) and index.shape[0] == m):
@@ -171,7 +207,7 @@ def softmax_update(theta, n_actions, n_hidden, obs, actions, index, log_beta, re
     cdef double opt_a = optimizer[5], opt_b2 = optimizer[6], opt_eps = optimizer[7]
     cdef int status = U_DONE
     cdef bint overflow
-    cdef double acc
+    cdef double acc, x, tt, z
     # Python-visible work: log π (N, H) for the exact PDIS fallback and Pro-WLS's kernels
     cdef cnp.ndarray log_pi_arr = _empty(n, h)
     cdef double* log_pi = _data(log_pi_arr)
@@ -221,12 +257,31 @@ def softmax_update(theta, n_actions, n_hidden, obs, actions, index, log_beta, re
             for k in range(m):
                 coef_e[k] = ce_value
             while step < n_steps:
-                # forward pass at the current θ (W1 transposed, as softmax_forward does)
-                for j in range(hd):
-                    for k in range(d):
-                        w1t[k * hd + j] = W1[j * d + k]
-                pyprog_softmax_forward(s, act, m, d, w1t, b1, hd, W, b, a,
-                                       hidden if hd > 0 else NULL, lps, prs, lp, ent, fscratch)
+                if gauss:
+                    # t = tanh((W s + b) / 2);  z = (a − (mid + half t)) / std  (in lps)
+                    # log π = −½ Σ_k z_k² + log_norm
+                    for i in range(m):
+                        acc = 0.0
+                        for k in range(a):
+                            x = 0.0
+                            for j in range(d):
+                                x += s[i * d + j] * W[k * d + j]
+                            # libm's tanh, not pyprog_tanh: the Gaussian path is short, and
+                            # this keeps it within rounding of the NumPy twin's np.tanh
+                            tt = tanh((x + b[k]) * 0.5)
+                            prs[i * a + k] = tt
+                            z = (act_f[i * a + k] - (tt * half[k] + mid[k])) / stdv[k]
+                            lps[i * a + k] = z
+                            acc += z * z
+                        lp[i] = acc * -0.5 + log_norm
+                else:
+                    # forward pass at the current θ (W1 transposed, as softmax_forward does)
+                    for j in range(hd):
+                        for k in range(d):
+                            w1t[k * hd + j] = W1[j * d + k]
+                    pyprog_softmax_forward(s, act, m, d, w1t, b1, hd, W, b, a,
+                                           hidden if hd > 0 else NULL, lps, prs, lp, ent,
+                                           fscratch)
                 # log π scattered to (N, H), 0 on padding
                 if m != nh:
                     for j in range(nh):
@@ -274,9 +329,19 @@ def softmax_update(theta, n_actions, n_hidden, obs, actions, index, log_beta, re
                     grad[j] = 0.0
                 for j in range(d * hd):
                     bwork[j] = 0.0
-                pyprog_softmax_backward(s, act, m, d, hd, W, a, hidden if hd > 0 else s,
-                                        lps, prs, ent, coef, coef_e, bwork, grad + hd * d,
-                                        grad + n_hid, grad + n_hid + a * f, bwork + d * hd)
+                if gauss:
+                    # dx = c (1 − t²) z dscale;  ∂W += dx sᵀ, ∂b += dx  (H is constant)
+                    for i in range(m):
+                        for k in range(a):
+                            tt = prs[i * a + k]
+                            x = (1.0 - tt * tt) * lps[i * a + k] * dscale[k] * coef[i]
+                            for j in range(d):
+                                grad[k * d + j] += x * s[i * d + j]
+                            grad[a * d + k] += x
+                else:
+                    pyprog_softmax_backward(s, act, m, d, hd, W, a, hidden if hd > 0 else s,
+                                            lps, prs, ent, coef, coef_e, bwork, grad + hd * d,
+                                            grad + n_hid, grad + n_hid + a * f, bwork + d * hd)
                 for j in range(hd):
                     for k in range(d):
                         grad[j * d + k] = bwork[k * hd + j]

@@ -51,9 +51,10 @@ class Learner:
     horizon : int
         Maximum number of steps per episode (the buffer's width H).
     compiled : bool or None, default None
-        Run each update's inner steps in one compiled call (``softmax_update``) instead
+        Run each update's inner steps in one compiled call (``policy_update``) instead
         of the Python loop: True forces it (ValueError where it is unavailable: the NumPy
-        backend, a policy other than softmax-linear / softmax-MLP), False forces the
+        backend, a policy other than softmax-linear, softmax-MLP and a Gaussian policy with
+        finite bounds), False forces the
         Python loop, None uses the compiled loop where available. Both take the same
         steps (to rounding: 1e-12 after one update in tests).
 
@@ -112,8 +113,8 @@ class Learner:
         if compiled and not available:
             raise ValueError(
                 "compiled=True needs the compiled kernels (not PYPROG_PURE_PYTHON=1) and a "
-                f"softmax-linear or softmax-MLP policy; got {policy!r} on the "
-                f"{'cython' if hasattr(kernels, 'softmax_update') else 'numpy'} backend"
+                f"softmax or bounded Gaussian policy; got {policy!r} on the "
+                f"{'cython' if hasattr(kernels, 'policy_update') else 'numpy'} backend"
             )
         self.compiled = available if compiled is None else compiled
         self.buffer.start_episode()
@@ -177,13 +178,13 @@ class Learner:
         # that changes _coefficients alone runs the Python loop
         return (
             type(self)._coefficients is type(self)._kernel_twin
-            and hasattr(kernels, "softmax_update")
-            and self.policy.compiled_shape() is not None
+            and hasattr(kernels, "policy_update")
+            and self.policy.compiled_policy() is not None
             and type(self.optimizer) in _OPTIMIZER_KINDS
         )
 
     def _compiled_update(self, steps: int, inputs: tuple) -> bool:
-        """The inner steps of :meth:`update` in one call of ``kernels.softmax_update``."""
+        """The inner steps of :meth:`update` in one call of ``kernels.policy_update``."""
         opt = self.optimizer
         kind = _OPTIMIZER_KINDS[type(opt)]
         lr = np.ascontiguousarray(np.broadcast_to(opt.lr, opt.theta.shape), dtype=np.float64)
@@ -195,10 +196,9 @@ class Learner:
             scratch = np.empty_like(lr)  # SGD keeps no state
             state = (kind, lr, scratch, scratch, 0, 0.0, 0.0, 0.0)
         buf, flat, h = self.buffer, self._steps, self.hyper
-        n_actions, n_hidden = self.policy.compiled_shape()
         zeta, wls = inputs
-        done, status, t = kernels.softmax_update(
-            self.policy.theta, n_actions, n_hidden, flat.obs, flat.actions, flat.index,
+        done, status, t = kernels.policy_update(
+            self.policy.theta, self.policy.compiled_policy(), flat.obs, flat.actions, flat.index,
             buf.log_beta, buf.rewards, buf.mask, h.gamma, h.clip, steps,
             h.entropy_lambda / len(flat.index), zeta, wls, state,
         )  # fmt: skip
@@ -219,7 +219,7 @@ class Learner:
         return True
 
     def _kernel_coefficients(self) -> tuple | None:
-        """This learner's coefficients as ``softmax_update`` takes them, or None.
+        """This learner's coefficients as ``policy_update`` takes them, or None.
 
         ``(zeta, None)``: the PDIS weights times a per-episode weight ζ (N,);
         ``(None, (phi, returns, phi_star))``: Pro-WLS's NWIS gradient. None runs the
@@ -389,7 +389,7 @@ class ProWLS(Learner):
         return None, (self._phi, self._returns, self._phi_star)
 
 
-#: Optimiser classes the compiled update runs, and their kind in ``softmax_update``.
+#: Optimiser classes the compiled update runs, and their kind in ``policy_update``.
 _OPTIMIZER_KINDS = (
     {SGD: kernels.OPT_SGD, RMSprop: kernels.OPT_RMSPROP, Adam: kernels.OPT_ADAM}
     if hasattr(kernels, "OPT_SGD")

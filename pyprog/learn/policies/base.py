@@ -339,14 +339,16 @@ class Policy:
         self._backward(ev, np.ones(m), None, jac)
         return ev.log_prob, jac
 
-    def compiled_shape(self) -> tuple[int, int] | None:
-        """``(n_actions, n_hidden)`` if a learner can update this policy in one compiled
-        call (``kernels.softmax_update``: softmax-linear, n_hidden 0, and softmax-MLP),
-        else None (the learner runs its Python loop).
+    def compiled_policy(self) -> tuple | None:
+        """How the compiled update (``kernels.policy_update``) sees this policy, or None.
+
+        ``("softmax", n_actions, n_hidden)`` for the softmax policies, ``("gaussian", mid,
+        half, dscale, std, log_norm)`` for a Gaussian policy whose mean has finite bounds;
+        None where a learner runs its Python loop instead.
 
         Returns
         -------
-        tuple of (int, int), or None
+        tuple or None
         """
         return None
 

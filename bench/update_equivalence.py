@@ -2,14 +2,14 @@
 
 Run: ``python bench/update_equivalence.py --seeds 8 --out bench/results/update_equivalence.json``.
 
-For each case (NS-Reco Pro-WLS and NS-Reacher Pro-OLS at the paper's speed-2 setting) every
+For each case (NS-Reco Pro-WLS, NS-Reacher Pro-OLS, NS-Diabetes Pro-WLS; speed 2) every
 seed is run twice, once with each path, and the regrets are compared by an equivalence test
 fixed before the data: a paired TOST (two one-sided t-tests on the per-seed differences,
 n − 1 degrees of freedom, alpha 0.05 each) with the margin ±5 % of the Python path's mean
 regret; equivalence holds when both one-sided p-values are below alpha. Differences that are
 exactly 0 on every seed (the same returns bit for bit) make the test degenerate: they are
-reported as "identical", which is equivalence with any margin. NS-Reacher has no exact
-regret; there the statistic is the negated total return, which is the regret against any
+reported as "identical", which is equivalence with any margin. NS-Reacher and NS-Diabetes
+have no exact regret; there the statistic is the negated total return, which is the regret against any
 reference shared by both paths up to that reference's constant (so the differences, and the
 test, are the regret's). The largest per-seed difference is reported too.
 """
@@ -27,7 +27,7 @@ from scipy import stats
 from pyprog.learn import learners
 from pyprog.runner.loop import run
 
-CASES = [("reco", "pro-wls", 1000), ("reacher", "pro-ols", 200)]
+CASES = [("reco", "pro-wls", 1000), ("reacher", "pro-ols", 200), ("diabetes", "pro-wls", 200)]
 MARGIN = 0.05  # of the Python path's mean regret
 
 

@@ -9,9 +9,9 @@ n − 1 degrees of freedom, alpha 0.05 each) with the margin ±5 % of the Python
 regret; equivalence holds when both one-sided p-values are below alpha. Differences that are
 exactly 0 on every seed (the same returns bit for bit) make the test degenerate: they are
 reported as "identical", which is equivalence with any margin. NS-Reacher and NS-Diabetes
-have no exact regret; there the statistic is the negated total return, which is the regret against any
-reference shared by both paths up to that reference's constant (so the differences, and the
-test, are the regret's). The largest per-seed difference is reported too.
+have no exact regret; there the statistic is the negated total return, which is the regret
+against any reference shared by both paths up to that reference's constant (so the
+differences, and the test, are the regret's). The largest per-seed difference is reported too.
 """
 
 from __future__ import annotations

@@ -212,3 +212,22 @@ def test_kernel_refuses_a_read_only_theta():
     theta.flags.writeable = False
     with pytest.raises(ValueError, match="theta must be writeable"):
         kernels.policy_update(**kernel_args(theta=theta))
+
+
+@cython_only
+def test_kernel_recomputes_an_overflowing_pdis_row_exactly():
+    """A cumulative ratio past 1e308 (log β = −720) times a tiny reward: the row is
+    recomputed exactly, as pdis_weights does, and the step uses those weights."""
+    log_beta = np.array([[-720.0, np.log(0.5)]])
+    rewards = np.full((1, 2), 1e-300)
+    args = kernel_args(log_beta=log_beta, rewards=rewards, steps=1)
+    assert kernels.policy_update(**args)[:2] == (1, kernels.UPDATE_DONE)
+    # the same step from the separate kernels, at θ = 0
+    obs, actions = np.ones((2, 1)), np.array([0, 1])
+    W1, b1, W, b = np.zeros((0, 1)), np.zeros(0), np.zeros((2, 1)), np.zeros(2)
+    fwd = kernels.softmax_forward(obs, actions, W1, b1, W, b)
+    g, J = kernels.pdis_weights(fwd[3][None, :].copy(), log_beta, rewards, np.ones((1, 2)), 1.0,
+                                np.inf)  # fmt: skip
+    assert np.isfinite(J).all() and J[0] > 1e10  # finite only through the exact path
+    grad = kernels.softmax_backward(obs, actions, *fwd[:3], fwd[4], W1, W, g[0], np.zeros(2))
+    np.testing.assert_allclose(args["theta"], 0.1 * grad, rtol=1e-12)

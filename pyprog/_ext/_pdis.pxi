@@ -1,6 +1,22 @@
 # Included by _kernels.pyx (one extension module): per-decision importance sampling.
 # pdis_weights (reversed cumulative PDIS sums of clipped ratios, one episode per row, by
 # _pdis_row) and episode_ratios (whole-episode clipped ratios); NumPy twins in fallback.py.
+# Where the CPU runs AVX-512, both run blocks of PYPROG_EPISODES rows side by side, one vector
+# across the rows (_loops.h), and the last n % PYPROG_EPISODES rows one by one, with the same
+# results; elsewhere every row goes one by one (faster there, see _loops.h).
+
+
+cdef extern from "_loops.h" nogil:
+    enum: PYPROG_EPISODES
+    enum: PYPROG_EPISODES_MAX_STEPS
+    int pyprog_rows_side_by_side()
+    void pyprog_pdis_rows(const double* log_pi, const double* log_beta,
+                          const double* rewards, const double* mask, const double* discount,
+                          Py_ssize_t h, double log_clip, double* scratch, double* g, double* J)
+    void pyprog_ratio_sums(const double* log_pi, const double* log_beta, const double* mask,
+                           Py_ssize_t h, double* s)
+
+cdef bint _SIDE_BY_SIDE = pyprog_rows_side_by_side()
 
 
 cdef inline double _pdis_row(
@@ -79,6 +95,10 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     _same_shape(mask, "mask", shape)
     cdef double base = _gamma(gamma), clip_value = _clip(clip)
     cdef Py_ssize_t n = shape[0], h = shape[1], i, t
+    # blocks of PYPROG_EPISODES rows need 8 steps or more (shorter rows go one by one), and
+    # gain up to PYPROG_EPISODES_MAX_STEPS (longer rows, too, go one by one)
+    cdef bint blocks = _SIDE_BY_SIDE and 8 <= h <= PYPROG_EPISODES_MAX_STEPS
+    cdef Py_ssize_t n_blocked = n - n % PYPROG_EPISODES if blocks else 0, b
     cdef cnp.ndarray g_out = _empty(n, h), J_out = _empty(n)
     cdef double* g = _data(g_out)
     cdef double* J = _data(J_out)
@@ -87,14 +107,21 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
         for i in range(n):
             J[i] = 0.0
         return g_out, J_out
-    # scratch: discount = gamma ** np.arange(H), then one row of c
-    cdef double* discount = <double*>malloc(2 * h * sizeof(double))
+    # scratch: discount = gamma ** np.arange(H), then a block's terms and mask, step-major
+    # (2 * PYPROG_EPISODES * H doubles), whose first H doubles are also one row of c for the
+    # rows done one by one
+    cdef double* discount = <double*>malloc((1 + (2 * PYPROG_EPISODES if blocks else 1)) * h
+                                            * sizeof(double))
     if discount == NULL:
         raise MemoryError()
     with nogil:
         for t in range(h):
             discount[t] = pow(base, <double>t)
-        for i in range(n):
+        for b in range(n_blocked // PYPROG_EPISODES):
+            i = b * PYPROG_EPISODES
+            pyprog_pdis_rows(lp + i * h, lb + i * h, r + i * h, m + i * h,
+                             discount, h, log_clip, discount + h, g + i * h, J + i)
+        for i in range(n_blocked, n):
             J[i] = _pdis_row(lp + i * h, lb + i * h, r + i * h, m + i * h,
                              discount, h, log_clip, discount + h, g + i * h)
     free(discount)
@@ -140,14 +167,21 @@ def episode_ratios(log_pi, log_beta, mask, clip):
     cdef cnp.npy_bool* unclipped = <cnp.npy_bool*>cnp.PyArray_DATA(unclipped_out)
     cdef double clip_value = _clip(clip)
     cdef double log_clip = log(clip_value), s
+    cdef Py_ssize_t n_blocked = n - n % PYPROG_EPISODES if _SIDE_BY_SIDE and h >= 8 else 0, b
     with nogil:
-        for i in range(n):
-            # s = np.where(valid, log_pi - log_beta, 0).sum()
+        # lam = np.where(valid, log_pi - log_beta, 0).sum(axis=1), PYPROG_EPISODES rows at once
+        for b in range(n_blocked // PYPROG_EPISODES):
+            i = b * PYPROG_EPISODES
+            pyprog_ratio_sums(lp + i * h, lb + i * h, m + i * h, h, lam + i)
+        for i in range(n_blocked, n):
             s = 0.0
             for t in range(i * h, (i + 1) * h):
                 if m[t] != 0.0:
                     s = s + (lp[t] - lb[t])
+            lam[i] = s
+        for i in range(n):
             # np.exp(np.minimum(s, log_clip)), NaN propagating
+            s = lam[i]
             lam[i] = exp(log_clip if s > log_clip else s)
             unclipped[i] = s < log_clip
     for i in range(n):

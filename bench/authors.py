@@ -1,0 +1,291 @@
+"""pyprog beside the authors' reference implementation, one thread each, same settings.
+
+The paper's authors published their PyTorch code as ``yashchandak/OptFuture_NSMDP``. It has
+no licence, so pyprog neither ships nor copies it: this script runs an existing checkout of it
+(``--authors PATH`` or ``$PYPROG_AUTHORS_CODE``: a clone, or a bare git directory) with a
+Python that has PyTorch (``--authors-python`` or ``$PYPROG_AUTHORS_PYTHON``), and skips
+cleanly, exit 0, when either is missing. Both sides get the authors' tuned setting for the
+case (``pyprog/data/hyperparams.json``, their ``Src/*_hyperparams.md``), 1000 episodes,
+``OMP_NUM_THREADS=1`` (and ``torch.set_num_threads(1)``, one BLAS thread for NumPy), each run in
+a fresh process timed from just before training starts to its end (imports excluded).
+
+Run::
+
+    python bench/authors.py --authors ~/OptFuture_NSMDP --authors-python ~/torch-venv/bin/python
+
+It prints a side-by-side table and writes ``bench/results/authors.json`` and ``authors.md``
+(``--out``). Their code needs NumPy, PyTorch (CPU), matplotlib and PyYAML; it finds its own
+modules only under a folder named ``OptFuture``, so each run copies the checkout into a
+temporary ``.../OptFuture`` (which also keeps the files it writes out of your checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CASES = [("reco", "pro-wls", 2), ("reacher", "pro-ols", 2)]
+ENV_NAMES = {"reco": "NS_Reco", "reacher": "NS_Reacher"}
+ALGO_NAMES = {"pro-wls": "ProWLS", "pro-ols": "ProOLS", "onpg": "ONPG", "ftrl-pg": "OFPG"}
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+
+# Runs in the authors' interpreter, in the copied checkout: their Src/run_NS.py main(),
+# with sys.argv set to their parser's options; the time goes to a file (their code
+# redirects sys.stdout to a logger).
+AUTHORS_DRIVER = """
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+out, sys.argv = sys.argv[1], ["run_NS.py"] + sys.argv[2:]
+from Src.run_NS import main
+t0 = time.perf_counter()
+main(train=True)
+seconds = time.perf_counter() - t0
+with open(out, "w") as fh:
+    json.dump({"seconds": seconds, "torch": torch.__version__}, fh)
+"""
+
+# Runs in this interpreter: pyprog.run with the same setting.
+PYPROG_DRIVER = """
+import json, sys, time
+from threadpoolctl import threadpool_limits
+import pyprog
+out, env, algo, speed, seed, episodes = sys.argv[1:7]
+with threadpool_limits(1):
+    t0 = time.perf_counter()
+    result = pyprog.run(env, algo, speed=int(speed), seed=int(seed), episodes=int(episodes),
+                        hyper="paper")
+    seconds = time.perf_counter() - t0
+with open(out, "w") as fh:
+    json.dump({"seconds": seconds, "pyprog": pyprog.__version__,
+               "mean_return": float(result.returns.mean())}, fh)
+"""
+
+
+def authors_argv(env: str, algo: str, speed: int, setting: dict, episodes: int, seed: int):
+    """The authors' ``Src/NS_parser.py`` options for one of pyprog's settings.
+
+    >>> argv = authors_argv("reco", "pro-wls", 2, {"lr": 0.01, "delta": 5,
+    ...     "entropy_lambda": 0.1, "basis": "fourier", "d": 3, "clip": 15.0,
+    ...     "inner_steps": 50, "gamma": 0.99, "optimizer": "rmsprop", "hidden": None}, 1000, 0)
+    >>> argv[argv.index("--algo_name") + 1], argv[argv.index("--fourier_k") + 1]
+    ('ProWLS', '3')
+    """
+    argv = [
+        "--env_name", ENV_NAMES[env],
+        "--algo_name", ALGO_NAMES[algo],
+        "--speed", str(speed),
+        "--max_episodes", str(episodes),
+        "--seed", str(seed),
+        "--actor_lr", repr(setting["lr"]),
+        "--delta", str(setting["delta"]),
+        "--entropy_lambda", repr(setting["entropy_lambda"]),
+        "--extrapolator_basis", setting["basis"].capitalize(),
+        "--fourier_k", str(setting["d"]),
+        "--importance_clip", repr(setting["clip"]),
+        "--max_inner", str(setting["inner_steps"]),
+        "--gamma", repr(setting["gamma"]),
+        "--optim", setting["optimizer"],
+        "--debug", "False",  # True opens matplotlib windows at the end (NS-Reco)
+        "--save_model", "False",
+        "--log_output", "term",
+    ]  # fmt: skip
+    if setting.get("buffer_size"):
+        argv += ["--buffer_size", str(setting["buffer_size"])]
+    if setting.get("hidden"):
+        # an MLP policy: their state features (NN_basis_dim) then a linear softmax layer
+        argv += ["--raw_basis", "False", "--NN_basis_dim", str(setting["hidden"])]
+        if setting.get("hidden_lr"):
+            argv += ["--state_lr", repr(setting["hidden_lr"])]
+    else:
+        argv += ["--raw_basis", "True"]
+    return argv
+
+
+def locate_authors(path: str | None) -> tuple[Path | None, str]:
+    """(checkout, "") or (None, why not) for ``--authors`` / ``$PYPROG_AUTHORS_CODE``."""
+    path = path or os.environ.get("PYPROG_AUTHORS_CODE")
+    if not path:
+        return None, "no checkout of the authors' code (--authors or $PYPROG_AUTHORS_CODE)"
+    root = Path(path).expanduser()
+    if (root / "Src" / "run_NS.py").is_file():
+        return root, ""
+    if (root / "HEAD").is_file() and (root / "objects").is_dir():
+        return root, ""  # a bare git directory: exported at HEAD for each run
+    return None, f"{root} holds neither Src/run_NS.py nor a bare git repository"
+
+
+def locate_python(python: str | None) -> tuple[str | None, str]:
+    """An interpreter that imports torch (``--authors-python`` / ``$PYPROG_AUTHORS_PYTHON``)."""
+    python = python or os.environ.get("PYPROG_AUTHORS_PYTHON") or sys.executable
+    probe = subprocess.run(
+        [python, "-c", "import torch, matplotlib, yaml"], capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        return None, f"{python} cannot import torch, matplotlib and yaml"
+    return python, ""
+
+
+def copy_checkout(source: Path, parent: Path) -> Path:
+    """The authors' code under ``parent/OptFuture`` (their module loader needs that name)."""
+    dest = parent / "OptFuture"
+    if (source / "Src" / "run_NS.py").is_file():
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".git", "Experiments"))
+    else:
+        dest.mkdir()
+        archive = subprocess.run(
+            ["git", f"--git-dir={source}", "archive", "HEAD"], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def timed(cmd: list[str], cwd: Path, extra_env: dict, out: Path, log: Path) -> dict:
+    env = {**os.environ, **ONE_THREAD, **extra_env}
+    with open(log, "w") as fh:
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    if done.returncode != 0 or not out.is_file():
+        tail = log.read_text().splitlines()[-15:]
+        raise RuntimeError(f"{cmd[0]} exited {done.returncode}:\n" + "\n".join(tail))
+    return json.loads(out.read_text())
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--authors", help="checkout (or bare git dir) of OptFuture_NSMDP")
+    parser.add_argument("--authors-python", help="a Python with torch, matplotlib, pyyaml")
+    parser.add_argument("--episodes", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    if args.episodes < 1 or args.seed < 0:
+        parser.error("--episodes must be >= 1 and --seed >= 0")
+    checkout, why = locate_authors(args.authors)
+    python, why_python = locate_python(args.authors_python) if checkout else (None, "")
+    if checkout is None or python is None:
+        print(f"skipped: {why or why_python}")
+        return 0
+
+    from pyprog.learn.hyperparams import paper_hyper
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for env, algo, speed in CASES:
+            setting = paper_hyper(env, algo, speed).to_dict()
+            argv_a = authors_argv(env, algo, speed, setting, args.episodes, args.seed)
+            run_dir = tmp / f"{env}-{algo}"
+            run_dir.mkdir()
+            code = copy_checkout(checkout, run_dir)
+            a = timed(
+                [python, "-c", AUTHORS_DRIVER, str(run_dir / "authors.json"), *argv_a],
+                code,
+                {"PYTHONPATH": str(code)},
+                run_dir / "authors.json",
+                run_dir / "authors.log",
+            )
+            p = timed(
+                [sys.executable, "-c", PYPROG_DRIVER, str(run_dir / "pyprog.json"),
+                 env, algo, str(speed), str(args.seed), str(args.episodes)],
+                run_dir,
+                {},
+                run_dir / "pyprog.json",
+                run_dir / "pyprog.log",
+            )  # fmt: skip
+            config = [
+                line.strip()
+                for line in (run_dir / "authors.log").read_text().splitlines()
+                if line.strip().startswith("Namespace(")
+            ]
+            row = {
+                "case": f"{ENV_NAMES[env]} {ALGO_NAMES[algo]} speed {speed}",
+                "env": env,
+                "algo": algo,
+                "speed": speed,
+                "episodes": args.episodes,
+                "seed": args.seed,
+                "setting": setting,
+                "authors_argv": argv_a,
+                "authors_config": config[0] if config else None,  # as their code parsed it
+                "authors_s": a["seconds"],
+                "pyprog_s": p["seconds"],
+                "speedup": a["seconds"] / p["seconds"],
+                "torch": a["torch"],
+                "pyprog": p["pyprog"],
+            }
+            rows.append(row)
+            print(
+                f"{row['case']:<28} authors {row['authors_s']:8.2f} s   "
+                f"pyprog {row['pyprog_s']:7.2f} s   {row['speedup']:6.1f}x",
+                flush=True,
+            )
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python bench/authors.py " + " ".join(argv or sys.argv[1:]),
+        "machine": machine(),
+        "threads": "one each: " + ", ".join(f"{k}=1" for k in ONE_THREAD if k != "MPLBACKEND"),
+        "rows": rows,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "authors.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "authors.md").write_text(markdown(report))
+    print(f"wrote {out / 'authors.json'} and {out / 'authors.md'}")
+    return 0
+
+
+def markdown(report: dict) -> str:
+    """The side-by-side table of a report, as Markdown."""
+    m = report["machine"]
+    lines = [
+        "# pyprog beside the authors' reference implementation",
+        "",
+        f"{report['date']}, {m['cpu']}, {m['cores']} cores, {m['platform']}, "
+        f"Python {m['python']}; {report['threads']}, torch.set_num_threads(1).",
+        "",
+        f"| case ({report['rows'][0]['episodes']} episodes, authors' tuned setting) "
+        "| authors (PyTorch) | pyprog | speed-up |",
+        "|---|---|---|---|",
+    ]
+    for r in report["rows"]:
+        lines.append(
+            f"| {r['case']} | {r['authors_s']:.2f} s | {r['pyprog_s']:.2f} s "
+            f"| {r['speedup']:.1f}x |"
+        )
+    lines += ["", f"Command: `{report['command']}`", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,8 @@ wrong call raises instead of reading out of bounds.
 One extension module, its source split by kernel family: this file holds the imports, the
 input checks and C declarations every family uses, then includes ``_pdis.pxi`` (PDIS
 weights, episode ratios), ``_wls.pxi`` (WLS forecasts), ``_policy.pxi`` (softmax policy
-passes) and ``_bootstrap.pxi`` (wild-bootstrap t-statistics).
+passes), ``_bootstrap.pxi`` (wild-bootstrap t-statistics) and ``_update.pxi`` (a
+learner's whole update of a softmax policy in one call).
 """
 
 cimport numpy as cnp
@@ -22,8 +23,9 @@ import numbers
 
 import numpy as _np
 
-from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, NAN
+from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, tanh, NAN
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport (
     dgeqp3, dgesvd, dormqr, dpocon, dpotrf, dpotrs, dtrtrs
 )
@@ -159,3 +161,4 @@ include "_pdis.pxi"
 include "_wls.pxi"
 include "_policy.pxi"
 include "_bootstrap.pxi"
+include "_update.pxi"

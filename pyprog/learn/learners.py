@@ -29,7 +29,7 @@ from pyprog.forecast.bases import forecast_design, n_features
 from pyprog.forecast.estimators import discounted_returns
 from pyprog.learn.buffer import EpisodeBuffer
 from pyprog.learn.hyperparams import Hyper
-from pyprog.learn.optim import make_optimizer
+from pyprog.learn.optim import SGD, Adam, RMSprop, make_optimizer
 from pyprog.learn.policies import Policy
 
 __all__ = ["FTRLPG", "LEARNERS", "ONPG", "Learner", "NonFiniteParametersError", "ProOLS", "ProWLS"]
@@ -50,6 +50,13 @@ class Learner:
         Learning rate, δ, inner steps, entropy weight, basis, d, clip, γ, optimiser.
     horizon : int
         Maximum number of steps per episode (the buffer's width H).
+    compiled : bool or None, default None
+        Run each update's inner steps in one compiled call (``policy_update``) instead
+        of the Python loop: True forces it (ValueError where it is unavailable: the NumPy
+        backend, a policy other than softmax-linear, softmax-MLP and a Gaussian policy with
+        finite bounds), False forces the
+        Python loop, None uses the compiled loop where available. Both take the same
+        steps (to rounding: 1e-12 after one update in tests).
 
     Attributes
     ----------
@@ -77,7 +84,17 @@ class Learner:
     #: Name used in results, messages and the CLI.
     name = "learner"
 
-    def __init__(self, policy: Policy, hyper: Hyper, horizon: int) -> None:
+    #: The ``_coefficients`` that this class's ``_kernel_coefficients`` computes too.
+    _kernel_twin = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_kernel_coefficients" in vars(cls):
+            cls._kernel_twin = vars(cls).get("_coefficients")
+
+    def __init__(
+        self, policy: Policy, hyper: Hyper, horizon: int, compiled: bool | None = None
+    ) -> None:
         self.policy = policy
         self.hyper = hyper
         self.buffer = EpisodeBuffer.for_policy(policy, horizon, capacity=self._capacity(hyper))
@@ -90,6 +107,16 @@ class Learner:
         self.skipped_steps = 0
         self._grad = np.empty(policy.n_params)
         self._ev = None
+        if compiled not in (None, True, False):
+            raise ValueError(f"compiled must be True, False or None (automatic); got {compiled!r}")
+        available = self._compiled_available()
+        if compiled and not available:
+            raise ValueError(
+                "compiled=True needs the compiled kernels (not PYPROG_PURE_PYTHON=1) and a "
+                f"softmax or bounded Gaussian policy; got {policy!r} on the "
+                f"{'cython' if hasattr(kernels, 'policy_update') else 'numpy'} backend"
+            )
+        self.compiled = available if compiled is None else compiled
         self.buffer.start_episode()
 
     # -- acting -------------------------------------------------------------------------
@@ -124,6 +151,10 @@ class Learner:
             self.skipped_steps += steps
             self._finish()
             return False
+        use_kernel = self.compiled and self._compiled_available()
+        inputs = self._kernel_coefficients() if use_kernel else None
+        if inputs is not None:
+            return self._compiled_update(steps, inputs)
         for step in range(steps):
             grad = self._gradient()
             if grad is None:  # no forecast at this θ: stop here, count what was not done
@@ -141,6 +172,60 @@ class Learner:
         self.updates += 1
         self._finish()
         return True
+
+    def _compiled_available(self) -> bool:
+        # _kernel_coefficients must describe the _coefficients in use: a subclass or a patch
+        # that changes _coefficients alone runs the Python loop
+        return (
+            type(self)._coefficients is type(self)._kernel_twin
+            and hasattr(kernels, "policy_update")
+            and self.policy.compiled_policy() is not None
+            and type(self.optimizer) in _OPTIMIZER_KINDS
+        )
+
+    def _compiled_update(self, steps: int, inputs: tuple) -> bool:
+        """The inner steps of :meth:`update` in one call of ``kernels.policy_update``."""
+        opt = self.optimizer
+        kind = _OPTIMIZER_KINDS[type(opt)]
+        lr = np.ascontiguousarray(np.broadcast_to(opt.lr, opt.theta.shape), dtype=np.float64)
+        if kind == kernels.OPT_ADAM:
+            state = (kind, lr, opt.exp_avg, opt.exp_avg_sq, opt.step_count, *opt.betas, opt.eps)
+        elif kind == kernels.OPT_RMSPROP:
+            state = (kind, lr, opt.square_avg, opt.square_avg, 0, opt.alpha, 0.0, opt.eps)
+        else:
+            scratch = np.empty_like(lr)  # SGD keeps no state
+            state = (kind, lr, scratch, scratch, 0, 0.0, 0.0, 0.0)
+        buf, flat, h = self.buffer, self._steps, self.hyper
+        zeta, wls = inputs
+        done, status, t = kernels.policy_update(
+            self.policy.theta, self.policy.compiled_policy(), flat.obs, flat.actions, flat.index,
+            buf.log_beta, buf.rewards, buf.mask, h.gamma, h.clip, steps,
+            h.entropy_lambda / len(flat.index), zeta, wls, state,
+        )  # fmt: skip
+        if kind == kernels.OPT_ADAM:
+            opt.step_count = t
+        if status == kernels.UPDATE_NONFINITE_GRAD:
+            raise self._non_finite("gradient", done)
+        if status == kernels.UPDATE_NONFINITE_THETA:
+            raise self._non_finite("policy's parameters", done)
+        if status == kernels.UPDATE_NO_FORECAST:
+            self.skipped_steps += steps - done
+            if done == 0:
+                self.skipped_updates += 1
+                self._finish()
+                return False
+        self.updates += 1
+        self._finish()
+        return True
+
+    def _kernel_coefficients(self) -> tuple | None:
+        """This learner's coefficients as ``policy_update`` takes them, or None.
+
+        ``(zeta, None)``: the PDIS weights times a per-episode weight ζ (N,);
+        ``(None, (phi, returns, phi_star))``: Pro-WLS's NWIS gradient. None runs the
+        Python loop (a learner whose coefficients the kernel does not know).
+        """
+        return None
 
     def _non_finite(self, what: str, step: int) -> NonFiniteParametersError:
         return NonFiniteParametersError(
@@ -225,6 +310,10 @@ class FTRLPG(Learner):
         g *= 1.0 / log_pi.shape[0]
         return g
 
+    def _kernel_coefficients(self):
+        n = len(self.buffer)
+        return np.full(n, 1.0 / n), None
+
 
 class ONPG(FTRLPG):
     """ONPG: δ steps on the last δ episodes only, which are then discarded (Al-Shedivat et al.).
@@ -267,6 +356,9 @@ class ProOLS(Learner):
         g *= self._zeta
         return g
 
+    def _kernel_coefficients(self):
+        return np.ascontiguousarray(self._zeta[:, 0]), None
+
 
 class ProWLS(Learner):
     """Pro-WLS: ascend the NWIS forecast ``φ*(ΦᵀΛΦ)⁻¹ΦᵀΛG`` through the ratios ``λ_i(θ)``."""
@@ -293,6 +385,16 @@ class ProWLS(Learner):
         per_episode = dfdlam * lam * unclipped
         return mask * per_episode[:, None]
 
+    def _kernel_coefficients(self):
+        return None, (self._phi, self._returns, self._phi_star)
+
+
+#: Optimiser classes the compiled update runs, and their kind in ``policy_update``.
+_OPTIMIZER_KINDS = (
+    {SGD: kernels.OPT_SGD, RMSprop: kernels.OPT_RMSPROP, Adam: kernels.OPT_ADAM}
+    if hasattr(kernels, "OPT_SGD")
+    else {}
+)
 
 #: Learner classes by algorithm name.
 LEARNERS: dict[str, type[Learner]] = {c.name: c for c in (ProOLS, ProWLS, FTRLPG, ONPG)}

@@ -339,6 +339,19 @@ class Policy:
         self._backward(ev, np.ones(m), None, jac)
         return ev.log_prob, jac
 
+    def compiled_policy(self) -> tuple | None:
+        """How the compiled update (``kernels.policy_update``) sees this policy, or None.
+
+        ``("softmax", n_actions, n_hidden)`` for the softmax policies, ``("gaussian", mid,
+        half, dscale, std, log_norm)`` for a Gaussian policy whose mean has finite bounds;
+        None where a learner runs its Python loop instead.
+
+        Returns
+        -------
+        tuple or None
+        """
+        return None
+
     # -- subclass hooks -----------------------------------------------------------------
     def _as_actions(self, actions: object, m: int) -> np.ndarray:
         raise NotImplementedError

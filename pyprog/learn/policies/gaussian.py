@@ -211,6 +211,11 @@ class GaussianPolicy(Policy):
             x[..., hi] = self.high[hi] - np.logaddexp(0.0, -xh)  # high − softplus(−x)
         return x
 
+    def compiled_policy(self) -> tuple | None:
+        if not self._bounded:
+            return None
+        return "gaussian", self._mid, self._half, self._dscale, self.std, self._log_norm
+
     def mean(self, obs: np.ndarray) -> np.ndarray:
         """Mean action at ``obs`` (see the class docstring for each kind of bound).
 

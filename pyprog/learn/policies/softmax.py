@@ -94,6 +94,9 @@ class _SoftmaxPolicy(Policy):
         """``(W1, b1)``; shapes (0, obs_dim) and (0,) for a policy without hidden layer."""
         return self._no_hidden
 
+    def compiled_policy(self) -> tuple[str, int, int]:
+        return "softmax", self.n_actions, self._hidden_layer()[0].shape[0]
+
     def _features_one(self, obs: np.ndarray) -> np.ndarray:
         """Input of the output layer for one observation (used by ``sample``)."""
         return obs

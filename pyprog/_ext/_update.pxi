@@ -1,0 +1,363 @@
+# Included by _kernels.pyx (one extension module): a learner's whole update in one call.
+# policy_update runs every inner step of an update of a softmax policy (linear or with one
+# tanh hidden layer) or of a Gaussian policy with a bounded mean: forward pass (_policy.h for
+# the softmax policies), log π scattered to (N, H), the learner's
+# coefficients (PDIS weights times a per-episode weight ζ, or the NWIS gradient of Pro-WLS),
+# the entropy term, the backward pass and the optimiser's step. It is the compiled twin of
+# pyprog.learn.learners.Learner.update's Python loop, which is its NumPy twin: the same
+# operations in the same order (tests/test_update.py checks they agree to 1e-12).
+
+cdef enum UpdateStatus:
+    U_DONE = 0
+    U_NO_FORECAST = 1
+    U_NONFINITE_GRAD = 2
+    U_NONFINITE_THETA = 3
+
+cdef enum OptimizerKind:
+    O_SGD = 0
+    O_RMSPROP = 1
+    O_ADAM = 2
+
+# what stopped policy_update (its second output)
+UPDATE_DONE = U_DONE                        # every inner step was taken
+UPDATE_NO_FORECAST = U_NO_FORECAST          # WLS rank-deficient: no gradient at this θ
+UPDATE_NONFINITE_GRAD = U_NONFINITE_GRAD    # the gradient was NaN or infinite
+UPDATE_NONFINITE_THETA = U_NONFINITE_THETA  # the step made θ NaN or infinite
+
+# optimisers (the first item of policy_update's ``optimizer``)
+OPT_SGD = O_SGD
+OPT_RMSPROP = O_RMSPROP
+OPT_ADAM = O_ADAM
+
+
+cdef double* _output_data(object a, str name, Py_ssize_t n) except NULL:
+    """Data pointer of a writeable C-contiguous float64 array of shape (n,)."""
+    _input(a, name, 1)
+    _same_shape(a, name, (n,))
+    if not (<cnp.ndarray>a).flags.writeable:
+        raise ValueError(f"{name} must be writeable: it is updated in place")
+    return _data(<cnp.ndarray>a)
+
+
+cdef inline bint _all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double s = 0.0
+    # x − x is 0 for a finite x and NaN otherwise: one branch-free pass
+    for j in range(n):
+        s += x[j] - x[j]
+    return s == 0.0
+
+
+cdef void _optimizer_step(int kind, double* theta, const double* grad, const double* lr,
+                          double* s0, double* s1, double* buf, Py_ssize_t p, Py_ssize_t t,
+                          double a, double b2, double eps) noexcept nogil:
+    """One step of ``kind`` against ``grad`` (the loss's gradient), as pyprog.learn.optim."""
+    cdef Py_ssize_t j
+    cdef double bias2, bias1
+    if kind == O_SGD:
+        for j in range(p):
+            theta[j] -= grad[j] * lr[j]
+    elif kind == O_RMSPROP:
+        # v ← α v + (1 − α) g²;  θ ← θ − lr · g / (√v + ε)
+        for j in range(p):
+            s0[j] = s0[j] * a + (grad[j] * grad[j]) * (1.0 - a)
+            buf[j] = grad[j] / (sqrt(s0[j]) + eps)
+            theta[j] -= buf[j] * lr[j]
+    else:
+        # m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²
+        # θ ← θ − (lr / (1 − β1ᵗ)) · m / (√v / √(1 − β2ᵗ) + ε)
+        bias2 = sqrt(1.0 - pow(b2, <double>t))
+        bias1 = 1.0 - pow(a, <double>t)
+        for j in range(p):
+            s0[j] = s0[j] * a + grad[j] * (1.0 - a)
+            s1[j] = s1[j] * b2 + (grad[j] * grad[j]) * (1.0 - b2)
+            buf[j] = s0[j] / (sqrt(s1[j]) / bias2 + eps)
+            theta[j] -= (buf[j] * lr[j]) / bias1
+
+
+def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, gamma, clip,
+                  steps, entropy_coef, zeta, wls, optimizer):
+    """Every inner step of one update of a policy, in one call.
+
+    Per step, at the current ``theta``::
+
+        log π     = the policy's log π(a|s) of the stored steps, scattered to (N, H)
+        coef      = PDIS weights g (pdis_weights) times zeta[i]        if zeta is given
+                  = mask · (∂f/∂λ_i) λ_i [λ_i < clip]                  otherwise (Pro-WLS:
+                    λ = episode_ratios, ∂f/∂λ = wls_forecast(phi, λ, returns, phi_star)[3])
+        grad      = Σ coef ∇log π + entropy_coef Σ ∇H  (softmax_backward for softmax)
+        theta     = optimiser step against −grad (gradient ascent)
+
+    Parameters
+    ----------
+    theta : ndarray of float64, shape (P,)
+        ``[W1.ravel(), b1, W.ravel(), b]`` (no W1, b1 without a hidden layer); updated in
+        place.
+    policy : tuple
+        ``("softmax", A, Hd)``: a softmax over A >= 1 actions with Hd >= 0 tanh hidden
+        units, P = Hd (D + 1) + A (F + 1), F = Hd or D. ``("gaussian", mid, half, dscale,
+        std, log_norm)``: a Gaussian policy over K action dimensions whose mean
+        ``mid + half tanh((W s + b) / 2)`` lies inside finite bounds (arrays (K,);
+        ``dscale = half / (2 std)``; ``log_norm`` the density's constant), P = K (D + 1).
+    obs : ndarray of float64, shape (M, D)
+        The stored valid steps, episode-major.
+    actions : ndarray of int64, shape (M,), or of float64, shape (M, K) (Gaussian)
+    index : ndarray of int64, shape (M,)
+        Increasing positions of the steps in a flattened (N, H) array.
+    log_beta, rewards, mask : ndarray of float64, shape (N, H)
+    gamma, clip : float
+    steps : int
+        Inner steps to take, >= 0.
+    entropy_coef : float
+        Coefficient of ∇H at every step (λ_H / M).
+    zeta : ndarray of float64, shape (N,), or None
+        Per-episode weight of the PDIS weights (ζ of Pro-OLS; 1/N for FTRL-PG and ONPG).
+    wls : tuple (phi, returns, phi_star), or None
+        Pro-WLS's design (N, d) Fortran-ordered, discounted returns (N,) and target
+        features (d,), when ``zeta`` is None.
+    optimizer : tuple
+        ``(kind, lr, state0, state1, t, a, beta2, eps)``: kind ``OPT_SGD``,
+        ``OPT_RMSPROP`` or ``OPT_ADAM``; lr (P,); the state arrays (P,) updated in place
+        (RMSprop's square average in ``state0``; Adam's moments in both); Adam's step count
+        ``t`` before the update; α (RMSprop) or β1 (Adam), β2 and ε.
+
+    Returns
+    -------
+    done : int
+        Steps completed.
+    status : int
+        ``UPDATE_DONE``, or what stopped step ``done + 1``: ``UPDATE_NO_FORECAST``,
+        ``UPDATE_NONFINITE_GRAD`` or ``UPDATE_NONFINITE_THETA`` (θ was updated).
+    t : int
+        Adam's step count after the update.
+    """
+    if not (isinstance(policy, tuple) and len(policy) in (3, 6)
+            and policy[0] in ("softmax", "gaussian")):
+        raise ValueError(
+            "policy must be ('softmax', n_actions, n_hidden) or "
+            "('gaussian', mid, half, dscale, std, log_norm)"
+        )
+    cdef bint gauss = policy[0] == "gaussian"
+    cdef Py_ssize_t a, hd = 0, n_steps = steps
+    cdef const double* mid = NULL
+    cdef const double* half = NULL
+    cdef const double* dscale = NULL
+    cdef const double* stdv = NULL
+    cdef double log_norm = 0.0
+    if gauss:
+        a = len(policy[1])
+        mid = _input(policy[1], "mid", 1)
+        half = _input(policy[2], "half", 1)
+        dscale = _input(policy[3], "dscale", 1)
+        stdv = _input(policy[4], "std", 1)
+        _same_shape(policy[2], "half", (a,))
+        _same_shape(policy[3], "dscale", (a,))
+        _same_shape(policy[4], "std", (a,))
+        log_norm = _real(policy[5], "log_norm")
+    else:
+        a = policy[1]
+        hd = policy[2]
+    if a < 1 or hd < 0 or n_steps < 0:
+        raise ValueError("n_actions must be >= 1, n_hidden and steps >= 0")
+    cdef const double* s = _input(obs, "obs", 2)
+    cdef Py_ssize_t m = obs.shape[0], d = obs.shape[1], f = hd if hd > 0 else d
+    cdef Py_ssize_t n_hid = hd * (d + 1), p = n_hid + a * (f + 1)
+    cdef double* th = _output_data(theta, "theta", p)
+    cdef const cnp.int64_t* act = NULL
+    cdef const double* act_f = NULL
+    if gauss:
+        act_f = _input(actions, "actions", 2)
+        _same_shape(actions, "actions", (m, a))
+    else:
+        act = _actions(actions, m)
+        _action_range(actions, act, m, a)
+    if not (cnp.PyArray_Check(index) and cnp.PyArray_TYPE(<cnp.ndarray>index) == cnp.NPY_INT64
+            and cnp.PyArray_NDIM(<cnp.ndarray>index) == 1
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>index) and index.shape[0] == m):
+        raise ValueError(f"index must be a C-contiguous int64 ndarray of shape ({m},)")
+    cdef const cnp.int64_t* idx = <const cnp.int64_t*>cnp.PyArray_DATA(<cnp.ndarray>index)
+    cdef const double* lb = _input(log_beta, "log_beta", 2)
+    cdef Py_ssize_t n = log_beta.shape[0], h = log_beta.shape[1], nh = n * h
+    cdef const double* rw = _input(rewards, "rewards", 2)
+    cdef const double* mk = _input(mask, "mask", 2)
+    _same_shape(rewards, "rewards", (n, h))
+    _same_shape(mask, "mask", (n, h))
+    cdef Py_ssize_t i, j, k, t, step = 0, e
+    for k in range(m):
+        if idx[k] < 0 or idx[k] >= nh or (k > 0 and idx[k] <= idx[k - 1]):
+            raise ValueError(f"index must increase within [0, {nh}); got {idx[k]} at {k}")
+    cdef double base = _gamma(gamma), clip_value = _clip(clip), log_clip = log(_clip(clip))
+    cdef double ce_value = _real(entropy_coef, "entropy_coef")
+    cdef const double* zt = NULL
+    if zeta is not None:
+        zt = _input(zeta, "zeta", 1)
+        _same_shape(zeta, "zeta", (n,))
+    elif not (isinstance(wls, tuple) and len(wls) == 3):
+        raise ValueError("wls must be a tuple (phi, returns, phi_star) when zeta is None")
+    if not (isinstance(optimizer, tuple) and len(optimizer) == 8):
+        raise ValueError("optimizer must be a tuple (kind, lr, state0, state1, t, a, beta2, eps)")
+    cdef int kind = optimizer[0]
+    if kind not in (O_SGD, O_RMSPROP, O_ADAM):
+        raise ValueError(f"optimizer kind must be 0, 1 or 2; got {kind}")
+    cdef const double* lr = _input(optimizer[1], "lr", 1)
+    _same_shape(optimizer[1], "lr", (p,))
+    cdef double* s0 = _output_data(optimizer[2], "state0", p)
+    cdef double* s1 = _output_data(optimizer[3], "state1", p)
+    cdef Py_ssize_t t_adam = optimizer[4]
+    cdef double opt_a = optimizer[5], opt_b2 = optimizer[6], opt_eps = optimizer[7]
+    cdef int status = U_DONE
+    cdef bint overflow
+    cdef double acc, x, tt, z
+    # Python-visible work: log π (N, H) for the exact PDIS fallback and Pro-WLS's kernels
+    cdef cnp.ndarray log_pi_arr = _empty(n, h)
+    cdef double* log_pi = _data(log_pi_arr)
+    cdef const double* dfdlam
+    cdef const double* lam
+    cdef const cnp.npy_bool* unc
+    # C work: W1ᵀ, forward scratch, hidden, log_probs, probs, log_prob, entropy, g, c,
+    # discount, coef, coef_e, grad, backward work, optimiser buffer, per-episode coefficient
+    cdef Py_ssize_t sizes[16]
+    sizes[:] = [d * hd, (2 * a + 4) * PYPROG_ROWS, m * hd, m * a, m * a, m, m, nh, h, h,
+                m, m, p, d * hd + a + hd + 1, p, n]
+    cdef Py_ssize_t total = 0
+    for j in range(16):
+        total += sizes[j] + 1
+    cdef double* block = <double*>malloc(total * sizeof(double))
+    if block == NULL:
+        raise MemoryError()
+    cdef double* ptrs[16]
+    cdef double* cursor = block
+    for j in range(16):
+        ptrs[j] = cursor
+        cursor += sizes[j] + 1
+    cdef double* w1t = ptrs[0]
+    cdef double* fscratch = ptrs[1]
+    cdef double* hidden = ptrs[2]
+    cdef double* lps = ptrs[3]
+    cdef double* prs = ptrs[4]
+    cdef double* lp = ptrs[5]
+    cdef double* ent = ptrs[6]
+    cdef double* g = ptrs[7]
+    cdef double* c = ptrs[8]
+    cdef double* discount = ptrs[9]
+    cdef double* coef = ptrs[10]
+    cdef double* coef_e = ptrs[11]
+    cdef double* grad = ptrs[12]
+    cdef double* bwork = ptrs[13]
+    cdef double* obuf = ptrs[14]
+    cdef double* per = ptrs[15]
+    cdef const double* W1 = th
+    cdef const double* b1 = th + hd * d
+    cdef const double* W = th + n_hid
+    cdef const double* b = th + n_hid + a * f
+    try:
+        with nogil:
+            for t in range(h):
+                discount[t] = pow(base, <double>t)
+            for k in range(m):
+                coef_e[k] = ce_value
+            while step < n_steps:
+                if gauss:
+                    # t = tanh((W s + b) / 2);  z = (a − (mid + half t)) / std  (in lps)
+                    # log π = −½ Σ_k z_k² + log_norm
+                    for i in range(m):
+                        acc = 0.0
+                        for k in range(a):
+                            x = 0.0
+                            for j in range(d):
+                                x += s[i * d + j] * W[k * d + j]
+                            # libm's tanh, not pyprog_tanh: the Gaussian path is short, and
+                            # this keeps it within rounding of the NumPy twin's np.tanh
+                            tt = tanh((x + b[k]) * 0.5)
+                            prs[i * a + k] = tt
+                            z = (act_f[i * a + k] - (tt * half[k] + mid[k])) / stdv[k]
+                            lps[i * a + k] = z
+                            acc += z * z
+                        lp[i] = acc * -0.5 + log_norm
+                else:
+                    # forward pass at the current θ (W1 transposed, as softmax_forward does)
+                    for j in range(hd):
+                        for k in range(d):
+                            w1t[k * hd + j] = W1[j * d + k]
+                    pyprog_softmax_forward(s, act, m, d, w1t, b1, hd, W, b, a,
+                                           hidden if hd > 0 else NULL, lps, prs, lp, ent,
+                                           fscratch)
+                # log π scattered to (N, H), 0 on padding
+                if m != nh:
+                    for j in range(nh):
+                        log_pi[j] = 0.0
+                for k in range(m):
+                    log_pi[idx[k]] = lp[k]
+                if zt != NULL:
+                    # g = pdis_weights(log π, log β, r, mask) * ζ[:, None]
+                    overflow = False
+                    for i in range(n):
+                        acc = _pdis_row(log_pi + i * h, lb + i * h, rw + i * h, mk + i * h,
+                                        discount, h, log_clip, c, g + i * h)
+                        if not isfinite(acc):
+                            overflow = True
+                    if overflow:  # recompute exactly, as pdis_weights does (or raise)
+                        with gil:
+                            g_arr, _ = pdis_weights(log_pi_arr, log_beta, rewards, mask,
+                                                    gamma, clip)
+                            memcpy(g, _data(g_arr), nh * sizeof(double))
+                    for i in range(n):
+                        for t in range(h):
+                            g[i * h + t] *= zt[i]
+                    for k in range(m):
+                        coef[k] = g[idx[k]]
+                else:
+                    # Pro-WLS: mask · (∂f/∂λ_i) λ_i [λ_i unclipped], from the kernels
+                    with gil:
+                        lam_arr, unc_arr = episode_ratios(log_pi_arr, log_beta, mask, clip)
+                        wls_out = wls_forecast(wls[0], lam_arr, wls[1], wls[2])
+                        if wls_out[4] == RANK_DEFICIENT:
+                            status = U_NO_FORECAST
+                        else:
+                            lam = _data(<cnp.ndarray>lam_arr)
+                            unc = <const cnp.npy_bool*>cnp.PyArray_DATA(<cnp.ndarray>unc_arr)
+                            dfdlam = _data(<cnp.ndarray>wls_out[3])
+                            for i in range(n):
+                                per[i] = dfdlam[i] * lam[i] * (1.0 if unc[i] else 0.0)
+                    if status != U_DONE:
+                        break
+                    for k in range(m):
+                        e = idx[k] // h if h > 0 else 0
+                        coef[k] = mk[idx[k]] * per[e]
+                # backward pass: grad = [∂W1, ∂b1, ∂W, ∂b]
+                for j in range(p):
+                    grad[j] = 0.0
+                for j in range(d * hd):
+                    bwork[j] = 0.0
+                if gauss:
+                    # dx = c (1 − t²) z dscale;  ∂W += dx sᵀ, ∂b += dx  (H is constant)
+                    for i in range(m):
+                        for k in range(a):
+                            tt = prs[i * a + k]
+                            x = (1.0 - tt * tt) * lps[i * a + k] * dscale[k] * coef[i]
+                            for j in range(d):
+                                grad[k * d + j] += x * s[i * d + j]
+                            grad[a * d + k] += x
+                else:
+                    pyprog_softmax_backward(s, act, m, d, hd, W, a, hidden if hd > 0 else s,
+                                            lps, prs, ent, coef, coef_e, bwork, grad + hd * d,
+                                            grad + n_hid, grad + n_hid + a * f, bwork + d * hd)
+                for j in range(hd):
+                    for k in range(d):
+                        grad[j * d + k] = bwork[k * hd + j]
+                if not _all_finite(grad, p):
+                    status = U_NONFINITE_GRAD
+                    break
+                # optimisers minimise: step against −grad
+                for j in range(p):
+                    grad[j] = -grad[j]
+                t_adam += 1
+                _optimizer_step(kind, th, grad, lr, s0, s1, obuf, p, t_adam, opt_a, opt_b2,
+                                opt_eps)
+                if not _all_finite(th, p):
+                    status = U_NONFINITE_THETA
+                    break
+                step += 1
+    finally:
+        free(block)
+    return step, status, t_adam

@@ -135,7 +135,7 @@ def table(path: str) -> str:
         group.setdefault((r["env"], r["algo"], r["speed"], r["setting"]), []).append(r)
     lines = []
     for env, refs in (("reco", ["tuned"]), ("bandit", [f"fourier(d={d})" for d in BANDIT_D])):
-        cells, head = [], ["algo", "speed" if env == "reco" else "reference"]
+        cells, head = [], ["algo", "speed" if env == "reco" else "fixed basis"]
         for algo in PRO:
             speeds = RECO_SPEEDS if env == "reco" else [None]
             for speed in speeds:

@@ -43,6 +43,8 @@ API_MODULES = {
     "forecast": [
         "pyprog.forecast.bases",
         "pyprog.forecast.estimators",
+        "pyprog.forecast.forecasters",
+        "pyprog.forecast.selection",
         "pyprog.forecast.intervals",
         "pyprog.forecast.safety",
         "pyprog.forecast.logs",

@@ -17,7 +17,6 @@ from pyprog.envs.diabetes.parameters import basal_rate
 from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis, time_index
 from pyprog.forecast.estimators import (
     Forecast,
-    ForecastError,
     PDISResult,
     discounted_returns,
     episode_ratios,
@@ -26,8 +25,10 @@ from pyprog.forecast.estimators import (
     ols_weights,
     pdis,
 )
+from pyprog.forecast.forecasters import Forecaster, ForecastError
 from pyprog.forecast.logged import LogForecast, forecast_logs
 from pyprog.forecast.safety import SafetyTest, safety_test
+from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.learn.hyperparams import Hyper, default_hyper
 from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
 from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
@@ -40,6 +41,7 @@ __all__ = [
     "ONPG",
     "Forecast",
     "ForecastError",
+    "Forecaster",
     "GaussianPolicy",
     "Hyper",
     "Learner",
@@ -50,6 +52,7 @@ __all__ = [
     "ProWLS",
     "RunResult",
     "SafetyTest",
+    "Selection",
     "SoftmaxLinear",
     "SoftmaxMLP",
     "__version__",
@@ -67,6 +70,7 @@ __all__ = [
     "pdis",
     "run",
     "safety_test",
+    "select_forecaster",
     "simulate_patient",
     "surrogate_regret",
     "time_basis",

@@ -149,12 +149,13 @@ class TestDrawSettings:
         else:
             assert set(stds) == {None}
 
-    def test_basis_is_passed_through(self):
+    @pytest.mark.parametrize("basis", ["poly", "auto"])
+    def test_basis_is_passed_through(self, basis):
         """--basis sets the forecast basis of every drawn setting, and nothing else."""
-        poly = draw_settings("reco", 4, seed=2, basis="poly")
+        drawn = draw_settings("reco", 4, seed=2, basis=basis)
         fourier = draw_settings("reco", 4, seed=2)
-        assert [h.replace(basis="fourier") for h in poly] == fourier
-        assert {h.basis for h in poly} == {"poly"}
+        assert [h.replace(basis="fourier") for h in drawn] == fourier
+        assert {h.basis for h in drawn} == {basis}
 
     @pytest.mark.parametrize("env", ENVS)
     def test_another_setting_seed_draws_other_settings(self, env):

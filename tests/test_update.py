@@ -135,11 +135,11 @@ def test_no_forecast_in_the_compiled_loop_skips_and_counts_like_the_python_loop(
 @cython_only
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 def test_non_finite_parameters_in_the_compiled_loop_raise():
-    hyper = Hyper(lr=1e308, delta=1, inner_steps=2, d=1, optimizer="sgd")
+    hyper = Hyper(lr=10, delta=1, inner_steps=2, d=1, optimizer="sgd")
     learner = ONPG(SoftmaxLinear(1, 2), hyper, horizon=1, compiled=True)
     rng = np.random.default_rng(9)
     a, lp = learner.act(np.ones(1), rng)
-    learner.observe(np.ones(1), a, lp, 1e10)
+    learner.observe(np.ones(1), a, lp, 1e308)  # a step of inf
     with pytest.raises(NonFiniteParametersError, match=r"onpg: the policy's parameters .*step 1\)"):
         learner.end_episode()
 

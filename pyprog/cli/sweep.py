@@ -67,8 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sw.add_argument(
         "--basis",
         default="fourier",
-        choices=("fourier", "poly", "linear"),
-        help="time basis of the forecasts: fourier, poly, linear (default: fourier)",
+        choices=("fourier", "poly", "linear", "auto"),
+        help="time basis of the forecasts: fourier, poly, linear, or auto (chosen by "
+        "backtests at every select_every episodes; default: fourier)",
     )
     sw.add_argument(
         "--setting-seed", type=int, default=0, help="seed of the settings' draw (default: 0)"

@@ -29,7 +29,9 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features
+from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
+from pyprog.forecast.selection import Selection, select_forecaster, selected_interval
 from pyprog.utils.validation import (
     as_float_array,
     check_clip,
@@ -44,7 +46,6 @@ from pyprog.utils.validation import (
 
 __all__ = [
     "Forecast",
-    "ForecastError",
     "PDISResult",
     "episode_ratios",
     "nis_forecast",
@@ -52,14 +53,6 @@ __all__ = [
     "ols_weights",
     "pdis",
 ]
-
-
-class ForecastError(ValueError):
-    """The (weighted) least-squares system has no unique solution.
-
-    Raised when fewer episodes than basis features carry weight, e.g. when most
-    importance ratios are 0. A learner skips such an update instead (and counts it).
-    """
 
 
 class PDISResult(NamedTuple):
@@ -72,16 +65,44 @@ class PDISResult(NamedTuple):
 
 
 class Forecast(NamedTuple):
-    """A forecast of future performance and its gradient w.r.t. its inputs."""
+    """A forecast of future performance, its gradient w.r.t. its inputs, and its model."""
 
     #: The forecast Ĵ_{N+δ}: mean performance over the next δ episodes.
     value: float
     #: ∂value/∂input, shape (N,): w.r.t. the PDIS estimates (NIS) or the ratios (NWIS).
     grad: np.ndarray
-    #: Lower end of the two-sided 1 − alpha wild-bootstrap interval; None without alpha.
+    #: Lower end of the two-sided 1 − alpha bootstrap interval; None without alpha.
     low: float | None = None
     #: Upper end of that interval; None without alpha.
     high: float | None = None
+    #: The forecaster used, e.g. ``"fourier(d=9)"`` or ``"window(k=25)"``.
+    model: str = ""
+    #: With ``basis="auto"``: every candidate's backtest score (``inf``: not fitted).
+    scores: dict | None = None
+    #: A misspecification warning (Ljung–Box test of the backtest errors), or None.
+    warning: str | None = None
+
+    def __repr__(self) -> str:
+        interval = "" if self.low is None else f", low={self.low:.6g}, high={self.high:.6g}"
+        warn = "" if self.warning is None else ", warning=..."
+        return (
+            f"Forecast(value={self.value:.6g}{interval}, model={self.model!r}, "
+            f"grad=<{len(self.grad)} values>{warn})"
+        )
+
+    def as_dict(self) -> dict:
+        """The scalars, the model, the scores (None for ``inf``) and the warning, for JSON."""
+        scores = None
+        if self.scores is not None:
+            scores = {k: (v if np.isfinite(v) else None) for k, v in self.scores.items()}
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "model": self.model,
+            "scores": scores,
+            "warning": self.warning,
+        }
 
 
 def check_episode_arrays(log_pi, log_beta, mask, rewards=None):
@@ -237,20 +258,6 @@ def check_enough_episodes(n: int, basis: str, d: int, what: str) -> int:
     return k
 
 
-def _solve(phi, weights, y, phi_star, what: str):
-    f, w, dfdy, dfdweights, status = kernels.wls_forecast(phi, weights, y, phi_star)
-    if status == kernels.WLS_RANK_DEFICIENT:
-        raise ForecastError(
-            f"{what}: the weighted least-squares system is rank-deficient or too "
-            f"ill-conditioned for a forecast accurate to 4 digits "
-            f"({int(np.count_nonzero(weights))} of {len(weights)} episodes have non-zero "
-            f"weight for {phi.shape[1]} basis features); use a smaller d or delta, or more "
-            f"episodes"
-        )
-    check_representable(what, f=f, grad_y=dfdy, grad_weights=dfdweights, error=ForecastError)
-    return f, dfdy, dfdweights
-
-
 def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> np.ndarray:
     """The OLS forecast's weights ``ζ_i = ∂Ĵ_{n+δ}/∂Ĵ_i = [φ*(ΦᵀΦ)⁻¹Φᵀ]_i`` (paper Fig. 4).
 
@@ -271,7 +278,7 @@ def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> n
     n = check_int("n", n, 1)
     check_enough_episodes(n, basis, d, "ols_weights")
     phi, phi_star = forecast_design(n, delta, basis, d)
-    _, zeta, _ = _solve(phi, np.ones(n), np.zeros(n), phi_star, "ols_weights")
+    _, zeta, _ = solve(phi, np.ones(n), np.zeros(n), phi_star, "ols_weights")
     return zeta
 
 
@@ -284,6 +291,7 @@ def nis_forecast(
     alpha: float | None = None,
     n_boot: int = 2000,
     seed=None,
+    candidates=None,
 ) -> Forecast:
     """NIS: forecast the mean performance over the next ``delta`` episodes by OLS.
 
@@ -296,24 +304,39 @@ def nis_forecast(
         Past estimates of the policy's performance, oldest first (e.g. ``pdis(...).J``).
     delta : int >= 1
         Forecast horizon (episodes); the target is the mean of the next ``delta``.
-    basis : {"fourier", "poly", "linear"}
+    basis : {"fourier", "poly", "linear", "auto"}
+        A fixed time basis, or ``"auto"``: choose the forecaster (a basis and its ``d``, a
+        window mean or an exponentially weighted mean) by rolling-origin backtests of
+        ``J_hat`` (:func:`pyprog.forecast.selection.select_forecaster`).
     d : int >= 1
-        Number of basis features (at most N).
+        Number of basis features (at most N); ignored with ``basis="auto"``.
     alpha : float in (0, 1), optional
         If given, also a two-sided ``1 − alpha`` confidence interval of the mean
-        performance over the next ``delta`` episodes, by a wild bootstrap of the
-        studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
-        see :mod:`pyprog.forecast.intervals`). Without it nothing more is computed.
+        performance over the next ``delta`` episodes. Fixed basis: a wild bootstrap of
+        the studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
+        see :mod:`pyprog.forecast.intervals`). ``"auto"``: a wild bootstrap that repeats
+        the selection in every replicate (:func:`~pyprog.forecast.selection.selected_interval`).
+        Always ``low <= value <= high``. Without alpha nothing more is computed.
     n_boot : int >= 100
         Bootstrap draws (only with ``alpha``).
     seed : None, int or numpy.random.Generator
         Seeds the bootstrap's signs: the same seed gives the same interval.
+    candidates : sequence of str or Forecaster, optional
+        With ``basis="auto"``: the candidate set (default
+        :data:`~pyprog.forecast.selection.DEFAULT_CANDIDATES`).
 
     Returns
     -------
     Forecast
         ``value`` and ``grad = ζ`` (N,), ``∂value/∂J_hat``; with ``alpha``, ``low`` and
-        ``high``.
+        ``high``; ``model`` names the forecaster; with ``"auto"``, ``scores`` and a
+        misspecification ``warning`` (or None).
+
+    Raises
+    ------
+    ForecastError
+        No forecast: too few episodes for ``"auto"`` (the message says how many are
+        needed), an ill-conditioned system, or an interval beyond float64.
 
     Examples
     --------
@@ -328,17 +351,7 @@ def nis_forecast(
     """
     J_hat = as_float_array("J_hat", J_hat, 1, "(N,)")
     check_finite("J_hat", J_hat)
-    if alpha is not None:
-        alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
-    check_enough_episodes(len(J_hat), basis, d, "nis_forecast")
-    phi, phi_star = forecast_design(len(J_hat), delta, basis, d)
-    f, zeta, _ = _solve(phi, np.ones(len(J_hat)), J_hat, phi_star, "nis_forecast")
-    if alpha is None:
-        return Forecast(f, zeta)
-    ci = forecast_interval(
-        phi, np.ones(len(J_hat)), J_hat, phi_star, alpha=alpha, n_boot=n_boot, seed=seed
-    )
-    return Forecast(f, zeta, ci.low, ci.high)
+    return _forecast(J_hat, None, delta, basis, d, candidates, alpha, n_boot, seed, "nis_forecast")
 
 
 def nwis_forecast(
@@ -351,6 +364,7 @@ def nwis_forecast(
     alpha: float | None = None,
     n_boot: int = 2000,
     seed=None,
+    candidates=None,
 ) -> Forecast:
     """NWIS: forecast by weighted least squares of the returns, weighted by the ratios.
 
@@ -364,8 +378,9 @@ def nwis_forecast(
         Discounted returns ``G_i = Σ_t γ^t r_{i,t}``, oldest first.
     ratios : array_like, shape (N,)
         Whole-episode importance ratios ``λ_i >= 0`` (e.g. from :func:`episode_ratios`).
-    delta, basis, d
-        As in :func:`nis_forecast`.
+    delta, basis, d, candidates
+        As in :func:`nis_forecast`; with ``"auto"`` the fits and the backtest scores are
+        weighted by the ratios.
     alpha, n_boot, seed
         As in :func:`nis_forecast`: with ``alpha``, a two-sided ``1 − alpha`` interval by
         the wild bootstrap of the weighted fit, the ratios held fixed (its standard error
@@ -391,6 +406,11 @@ def nwis_forecast(
     >>> G, lam = np.array([1.0, 3.0, 2.0]), np.array([1.0, 0.0, 3.0])
     >>> nwis_forecast(G, lam, d=1).value  # d = 1: weighted importance sampling
     1.75
+    >>> rng = np.random.default_rng(0)
+    >>> G, lam = rng.normal(1.0, 0.5, 200), rng.exponential(1.0, 200)
+    >>> f = nwis_forecast(G, lam, basis="auto", alpha=0.1, seed=0)
+    >>> f.low <= f.value <= f.high, f.model in f.scores
+    (True, True)
     """
     returns = as_float_array("returns", returns, 1, "(N,)")
     ratios = as_float_array("ratios", ratios, 1, "(N,)")
@@ -398,12 +418,47 @@ def nwis_forecast(
     check_finite("returns", returns)
     check_finite("ratios", ratios)
     check_nonnegative("ratios", ratios)
+    return _forecast(
+        returns, ratios, delta, basis, d, candidates, alpha, n_boot, seed, "nwis_forecast"
+    )
+
+
+def choose_forecaster(
+    y, ratios, delta: int, basis: str, d: int, candidates, what: str
+) -> tuple[Forecaster, Selection | None]:
+    """The forecaster of ``basis``/``d``, or the one :func:`select_forecaster` picks for
+    ``basis="auto"`` (then also the :class:`Selection`); ValueError/ForecastError if none."""
+    if basis == "auto":
+        sel = select_forecaster(y, delta, ratios, candidates=candidates, what=what)
+        return sel.forecaster, sel
+    if candidates is not None:
+        raise ValueError(f"{what}: candidates is only used with basis='auto'; got basis={basis!r}")
+    check_enough_episodes(len(y), basis, d, what)
+    return BasisForecaster(basis, d), None
+
+
+def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what) -> Forecast:
     if alpha is not None:
-        alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot)
-    check_enough_episodes(len(returns), basis, d, "nwis_forecast")
-    phi, phi_star = forecast_design(len(returns), delta, basis, d)
-    f, _, dfdratios = _solve(phi, ratios, returns, phi_star, "nwis_forecast")
+        alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot, len(y))
+    delta = check_int("delta", delta, 1)
+    fc, sel = choose_forecaster(y, ratios, delta, basis, d, candidates, what)
+    phi, phi_star, kappa = fc.design(len(y), delta)
+    weights = kappa if ratios is None else kappa * ratios
+    f, dfdy, dfdw = solve(phi, weights, y, phi_star, what)
+    grad = dfdy if ratios is None else dfdw * kappa
+    check_representable(what, f=f, grad=grad, error=ForecastError)
+    extra = {"model": str(fc)}
+    if sel is not None:
+        extra.update(scores=sel.scores, warning=sel.warning)
     if alpha is None:
-        return Forecast(f, dfdratios)
-    ci = forecast_interval(phi, ratios, returns, phi_star, alpha=alpha, n_boot=n_boot, seed=seed)
-    return Forecast(f, dfdratios, ci.low, ci.high)
+        return Forecast(f, grad, **extra)
+    if sel is not None:
+        low, high = selected_interval(
+            y, ratios, sel, value=f, alpha=alpha, n_boot=n_boot, seed=seed, what=what
+        )
+    else:
+        ci = forecast_interval(
+            phi, weights, y, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, value=f
+        )
+        low, high = ci.low, ci.high
+    return Forecast(f, grad, low, high, **extra)

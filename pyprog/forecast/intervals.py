@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyprog._ext.backend import kernels
+from pyprog.forecast.forecasters import ForecastError
 
 __all__ = [
     "MAX_BOOT",
@@ -160,6 +161,7 @@ def forecast_interval(
     n_boot: int = 2000,
     seed=None,
     one_sided: bool = False,
+    value: float | None = None,
 ) -> BootstrapInterval:
     """Wild-bootstrap-t interval of the (weighted) least-squares forecast ``φ*·w``.
 
@@ -179,12 +181,23 @@ def forecast_interval(
     seed : None, int or numpy.random.Generator
     one_sided : bool
         Return the one-sided lower bound ``f − ŝ t*_{1−α}`` (and ``high = inf``).
+    value : float, optional
+        The forecast the interval is centred on, as the estimator computed it (through
+        the kernel's conditioning checks); default ``ζᵀy`` from this function's own fit.
 
     Returns
     -------
     BootstrapInterval
-        ``value``, ``low``, ``high``, ``se``. A perfect fit (every residual 0) gives
-        ``low == high == value``.
+        ``value``, ``low``, ``high``, ``se``, with ``low <= value <= high`` always (the
+        interval is widened to hold ``value`` if rounding or a skewed bootstrap would leave
+        it outside). A perfect fit (every residual 0) gives ``low == high == value``. ``y``
+        and the weights are rescaled by powers of 2 first (exact), so ``se`` neither
+        underflows nor overflows for finite inputs.
+
+    Raises
+    ------
+    ForecastError
+        No bootstrap draw is finite, or an end of the interval is beyond float64.
 
     Examples
     --------
@@ -204,18 +217,37 @@ def forecast_interval(
             f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
             f"features, to estimate the noise; got {used} for {k}; use a smaller d"
         )
-    zeta, fitted, leverage, P, K = _weighted_fit(phi, weights, y, phi_star)
-    f = float(zeta @ y)
+    yscale, wscale = _power_of_two(np.max(np.abs(y))), _power_of_two(np.max(weights))
+    ys, ws = y / yscale, weights / wscale
+    zeta, fitted, leverage, P, K = _weighted_fit(phi, ws, ys, phi_star)
+    f = float(zeta @ ys) * yscale if value is None else float(value)
     # ξ̃ = ξ̂ / √(1 − h); where h = 1 the point is fitted exactly and ξ̂ = 0
-    resid = (y - fitted) / np.sqrt(np.maximum(1.0 - leverage, np.finfo(np.float64).eps))
+    resid = (ys - fitted) / np.sqrt(np.maximum(1.0 - leverage, np.finfo(np.float64).eps))
     v = zeta**2 / np.maximum(1.0 - leverage, np.finfo(np.float64).eps)
     se = math.sqrt(float(zeta**2 @ resid**2))
-    if se == 0.0:
-        return BootstrapInterval(f, f, math.inf if one_sided else f, 0.0)
+    if se == 0.0 or not math.isfinite(se):
+        if se == 0.0:
+            return BootstrapInterval(f, f, math.inf if one_sided else f, 0.0)
+        raise ForecastError("the forecast's standard error is not finite; no interval")
     signs = rademacher_signs(len(y), n_boot, seed)
     t = kernels.wild_bootstrap_t(signs, resid, zeta, P, K, v)
     t = t[np.isfinite(t)]
+    if len(t) == 0:
+        raise ForecastError("no bootstrap draw gave a finite t statistic; no interval")
     if one_sided:
-        return BootstrapInterval(f, f - se * float(np.quantile(t, 1.0 - alpha)), math.inf, se)
-    upper, lower = np.quantile(t, [1.0 - alpha / 2.0, alpha / 2.0])
-    return BootstrapInterval(f, f - se * float(upper), f - se * float(lower), se)
+        low, high = f - yscale * se * float(np.quantile(t, 1.0 - alpha)), math.inf
+    else:
+        upper, lower = np.quantile(t, [1.0 - alpha / 2.0, alpha / 2.0])
+        low, high = f - yscale * se * float(upper), f - yscale * se * float(lower)
+    low, high = min(low, f), max(high, f)
+    if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
+        raise ForecastError("the interval's ends are beyond float64; no interval")
+    return BootstrapInterval(f, low, high, se * yscale)
+
+
+def _power_of_two(x) -> float:
+    """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor."""
+    x = float(x)
+    if not (x > 0 and math.isfinite(x)):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(x)[1])

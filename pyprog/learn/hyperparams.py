@@ -96,10 +96,16 @@ class Hyper:
         Gradient steps per update (ONPG takes ``delta`` steps instead).
     entropy_lambda : float in [0, 1000]
         Weight of the policy's entropy in the objective.
-    basis : {"fourier", "poly", "linear"}
-        Time basis of the forecast (Pro-OLS, Pro-WLS).
+    basis : {"fourier", "poly", "linear", "auto"}
+        Time basis of the forecast (Pro-OLS, Pro-WLS). ``"auto"`` chooses the forecaster
+        (a basis and its ``d``, or a window or exponentially weighted mean) by rolling-origin
+        backtests of the buffer's per-episode estimates, see
+        :func:`pyprog.forecast.selection.select_forecaster`.
     d : int >= 1
-        Number of basis features (ignored by ``"linear"``).
+        Number of basis features (ignored by ``"linear"`` and ``"auto"``).
+    select_every : int >= 1
+        With ``basis="auto"``: episodes between two selections (the forecaster chosen is
+        kept in between; a selection costs about as much as a few inner steps).
     clip : float in (0, 1e6], or inf
         Clip of the importance ratios.
     gamma : float in [0, 1]
@@ -130,6 +136,7 @@ class Hyper:
     entropy_lambda: float = 0.0
     basis: str = "fourier"
     d: int = 5
+    select_every: int = 10
     clip: float = 10.0
     gamma: float = 0.99
     optimizer: str = "rmsprop"
@@ -146,8 +153,9 @@ class Hyper:
             "entropy_lambda": _number(
                 "entropy_lambda", self.entropy_lambda, 0.0, True, MAX_ENTROPY_LAMBDA
             ),
-            "basis": _choice("basis", self.basis, BASES),
+            "basis": _choice("basis", self.basis, (*BASES, "auto")),
             "d": check_int("d", self.d, 1),
+            "select_every": check_int("select_every", self.select_every, 1),
             "clip": _number("clip", self.clip, 0.0, False),
             "gamma": _number("gamma", self.gamma, 0.0, True, 1.0),
             "optimizer": _choice("optimizer", self.optimizer, OPTIMIZERS),

@@ -27,6 +27,8 @@ import numpy as np
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features
 from pyprog.forecast.estimators import discounted_returns
+from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError
+from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.learn.buffer import EpisodeBuffer
 from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.optim import SGD, Adam, RMSprop, make_optimizer
@@ -117,6 +119,10 @@ class Learner:
                 f"{'cython' if hasattr(kernels, 'policy_update') else 'numpy'} backend"
             )
         self.compiled = available if compiled is None else compiled
+        #: basis="auto": the last :class:`~pyprog.forecast.selection.Selection`, and the
+        #: ``(episode, model)`` of every selection made.
+        self.selection: Selection | None = None
+        self.models: list[tuple[int, str]] = []
         self.buffer.start_episode()
 
     # -- acting -------------------------------------------------------------------------
@@ -334,13 +340,50 @@ class ONPG(FTRLPG):
         self.buffer.clear()
 
 
-class ProOLS(Learner):
+class _Forecasting(Learner):
+    """Pro-OLS and Pro-WLS: a forecaster of the buffer, fixed or chosen (``basis="auto"``)."""
+
+    def _auto_forecaster(self, n: int) -> Forecaster | None:
+        """The forecaster ``basis="auto"`` chose, re-chosen every ``select_every`` episodes.
+
+        The backtests score candidates on the per-episode estimates at the current θ (NIS:
+        the PDIS estimates Ĵ_i; NWIS: the returns G_i weighted by the ratios λ_i). None
+        (skip this update) until there are enough episodes for the backtests.
+        """
+        last = self.models[-1][0] if self.models else None
+        if last is not None and self.episodes - last < self.hyper.select_every:
+            return self.selection.forecaster
+        buf = self.buffer
+        steps = buf.flat_valid()
+        ev = self.policy.evaluate(steps.obs, steps.actions, check=False)
+        log_pi = steps.scatter(ev.log_prob, out=np.zeros_like(buf.log_beta))
+        try:
+            self.selection = self._select(log_pi, n)
+        except ForecastError:  # too few episodes, or none of non-zero weight: keep the last
+            return None if self.selection is None else self.selection.forecaster
+        self.models.append((self.episodes, self.selection.model))
+        return self.selection.forecaster
+
+    def _select(self, log_pi: np.ndarray, n: int) -> Selection:
+        raise NotImplementedError
+
+
+class ProOLS(_Forecasting):
     """Pro-OLS: ascend the NIS forecast ``Σ_i ζ_i Ĵ_i(θ)`` of the next δ episodes' performance."""
 
     name = "pro-ols"
 
     def _prepare(self, n: int) -> bool:
         h = self.hyper
+        if h.basis == "auto":
+            forecaster = self._auto_forecaster(n)
+            if forecaster is None:
+                return False
+            try:  # ζ of the chosen forecaster (cached per (forecaster, n, δ))
+                self._zeta = forecaster.weights(n, h.delta)[:, None]
+            except ForecastError:
+                return False
+            return True
         if n < n_features(h.basis, h.d):
             return False
         phi, phi_star = forecast_design(n, h.delta, h.basis, h.d)
@@ -351,6 +394,10 @@ class ProOLS(Learner):
         self._zeta = zeta[:, None]
         return True
 
+    def _select(self, log_pi, n):
+        g = self._pdis(log_pi, self.buffer.log_beta, self.buffer.mask)
+        return select_forecaster(g[:, 0], self.hyper.delta, what=f"{self.name} basis='auto'")
+
     def _coefficients(self, log_pi, log_beta, mask):
         g = self._pdis(log_pi, log_beta, mask)
         g *= self._zeta
@@ -360,32 +407,54 @@ class ProOLS(Learner):
         return np.ascontiguousarray(self._zeta[:, 0]), None
 
 
-class ProWLS(Learner):
+class ProWLS(_Forecasting):
     """Pro-WLS: ascend the NWIS forecast ``φ*(ΦᵀΛΦ)⁻¹ΦᵀΛG`` through the ratios ``λ_i(θ)``."""
 
     name = "pro-wls"
 
     def _prepare(self, n: int) -> bool:
         h = self.hyper
+        # discounted returns G_i = Σ_t γ^t r_{i,t}: they do not depend on θ
+        self._returns = discounted_returns(self.buffer.rewards, self.buffer.mask, h.gamma)
+        self._kappa = None  # the forecaster's own episode weights κ, None for a basis
+        if h.basis == "auto":
+            forecaster = self._auto_forecaster(n)
+            if forecaster is None or n < forecaster.features:
+                return False
+            self._phi, self._phi_star, kappa = forecaster.design(n, h.delta)
+            if not isinstance(forecaster, BasisForecaster):
+                self._kappa = kappa  # window / EWMA: the WLS weights are κ_i λ_i
+            return True
         if n < n_features(h.basis, h.d):
             return False
         self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
-        # discounted returns G_i = Σ_t γ^t r_{i,t}: they do not depend on θ
-        self._returns = discounted_returns(self.buffer.rewards, self.buffer.mask, h.gamma)
         return True
+
+    def _select(self, log_pi, n):
+        h = self.hyper
+        lam, _ = kernels.episode_ratios(log_pi, self.buffer.log_beta, self.buffer.mask, h.clip)
+        return select_forecaster(
+            self._returns, h.delta, ratios=lam, what=f"{self.name} basis='auto'"
+        )
 
     def _coefficients(self, log_pi, log_beta, mask):
         lam, unclipped = kernels.episode_ratios(log_pi, log_beta, mask, self.hyper.clip)
+        kappa = self._kappa
+        weights = lam if kappa is None else kappa * lam
         _, _, _, dfdlam, status = kernels.wls_forecast(
-            self._phi, lam, self._returns, self._phi_star
+            self._phi, weights, self._returns, self._phi_star
         )
         if status == kernels.WLS_RANK_DEFICIENT:
             return None
+        if kappa is not None:  # ∂f/∂λ_i = κ_i ∂f/∂w_i
+            dfdlam = dfdlam * kappa
         # ∇λ_i = λ_i Σ_t ∇log π(a_{i,t}|s_{i,t}) where the ratio is not clipped, else 0
         per_episode = dfdlam * lam * unclipped
         return mask * per_episode[:, None]
 
     def _kernel_coefficients(self):
+        if self._kappa is not None:  # a window / EWMA forecaster: the Python loop
+            return None
         return None, (self._phi, self._returns, self._phi_star)
 
 

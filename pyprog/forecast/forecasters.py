@@ -1,0 +1,256 @@
+"""Forecasters: one family of forecasts that are linear in the past estimates.
+
+Every forecaster here is a weighted least-squares fit of a time basis Φ with extra
+per-episode *kernel weights* κ (paper §4–6 generalised):
+
+* NIS: ``f = φ*(ΦᵀKΦ)⁻¹ΦᵀK Ĵ = ζ·Ĵ`` with ``K = diag(κ)``; ζ depends only on the number
+  of episodes n and the horizon δ, so the learners' gradient ``Σ ζ_i ∇Ĵ_i`` is unchanged;
+* NWIS: ``f = φ*(ΦᵀKΛΦ)⁻¹ΦᵀKΛ G``, a function of the ratios λ with an exact ``∂f/∂λ``.
+
+The members (their ``str()`` is their name, and :func:`parse_forecaster` reads it back):
+
+* ``fourier(d=9)``, ``poly(d=3)``, ``linear``: the global time bases of
+  :mod:`pyprog.forecast.bases`, κ ≡ 1 (the paper's forecasters);
+* ``window(k=20)``: the mean of the last k estimates (NIS), or the λ-weighted mean of the
+  last k returns (NWIS) — a constant basis with κ = 1 on the last k episodes, 0 before;
+* ``ewma(halflife=10)``: the exponentially weighted mean, κ_i = 2^{−(n−i)/halflife}
+  (NWIS: weighted by κ_i λ_i).
+
+Forecasts go through the same kernel (:func:`pyprog._ext.fallback.wls_forecast`) with
+its conditioning checks and rescaling, whichever forecaster is used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from pyprog._ext.backend import kernels
+from pyprog.forecast.bases import BASES, forecast_design, n_features
+from pyprog.utils.validation import check_int, check_representable
+
+__all__ = [
+    "BasisForecaster",
+    "EWMAForecaster",
+    "ForecastError",
+    "Forecaster",
+    "WindowForecaster",
+    "parse_forecaster",
+]
+
+
+class ForecastError(ValueError):
+    """No forecast: too few episodes, or a (weighted) least-squares system without a unique,
+    well-conditioned solution (e.g. when most importance ratios are 0).
+
+    A learner skips such an update instead (and counts it).
+    """
+
+
+@dataclass(frozen=True)
+class Forecaster:
+    """Base class: a forecaster is its design ``(Φ, φ*, κ)`` for n episodes and horizon δ."""
+
+    def design(self, n: int, delta: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``phi`` (n, k) Fortran-ordered, ``phi_star`` (k,) and kernel weights ``kappa`` (n,)."""
+        raise NotImplementedError
+
+    @property
+    def features(self) -> int:
+        """Number of basis features k (1 for the local forecasters)."""
+        return 1
+
+    @property
+    def min_episodes(self) -> int:
+        """The fewest episodes with non-zero weight for a forecast with an interval (k + 1)."""
+        return self.features + 1
+
+    def weights(self, n: int, delta: int = 1) -> np.ndarray:
+        """NIS forecast weights ζ, shape (n,): the forecast is ``ζ·Ĵ`` (data-independent).
+
+        Raises
+        ------
+        ForecastError
+            Too few episodes, or a system too ill-conditioned for a 4-digit forecast.
+
+        Examples
+        --------
+        >>> WindowForecaster(4).weights(6)
+        array([0.  , 0.  , 0.25, 0.25, 0.25, 0.25])
+        """
+        n = check_int("n", n, 1)
+        delta = check_int("delta", delta, 1)
+        return _nis_weights(self, n, delta)
+
+    def nwis(self, returns: np.ndarray, ratios: np.ndarray, delta: int = 1):
+        """NWIS forecast ``f(λ)`` and ``∂f/∂λ`` (shape (n,)) from returns G and ratios λ.
+
+        Inputs are taken as valid (the public :func:`pyprog.nwis_forecast` checks them).
+
+        Examples
+        --------
+        >>> f, grad = WindowForecaster(2).nwis(np.array([5.0, 1.0, 3.0]), np.ones(3))
+        >>> round(f, 12), grad.round(3)
+        (2.0, array([ 0. , -0.5,  0.5]))
+        """
+        returns = np.asarray(returns, dtype=np.float64)
+        ratios = np.asarray(ratios, dtype=np.float64)
+        phi, phi_star, kappa = self.design(len(returns), delta)
+        f, _, dfdw = solve(phi, kappa * ratios, returns, phi_star, str(self))
+        return f, dfdw * kappa
+
+
+def solve(phi, weights, y, phi_star, what: str):
+    """The WLS kernel's forecast ``f``, ``∂f/∂y`` and ``∂f/∂weights``, or a ForecastError."""
+    f, _, dfdy, dfdweights, status = kernels.wls_forecast(phi, weights, y, phi_star)
+    if status == kernels.WLS_RANK_DEFICIENT:
+        raise ForecastError(
+            f"{what}: the weighted least-squares system is rank-deficient or too "
+            f"ill-conditioned for a forecast accurate to 4 digits "
+            f"({int(np.count_nonzero(weights))} of {len(weights)} episodes have non-zero "
+            f"weight for {phi.shape[1]} features); use a smaller d or delta, or more episodes"
+        )
+    check_representable(what, f=f, grad_y=dfdy, grad_weights=dfdweights, error=ForecastError)
+    return float(f), dfdy, dfdweights
+
+
+@lru_cache(maxsize=4096)
+def _nis_weights(forecaster: Forecaster, n: int, delta: int) -> np.ndarray:
+    phi, phi_star, kappa = forecaster.design(n, delta)
+    if np.count_nonzero(kappa) < forecaster.features:
+        raise ForecastError(f"{forecaster}: needs at least {forecaster.features} episodes; got {n}")
+    _, zeta, _ = solve(phi, kappa, np.zeros(n), phi_star, str(forecaster))
+    zeta.flags.writeable = False
+    return zeta
+
+
+@dataclass(frozen=True)
+class BasisForecaster(Forecaster):
+    """A global time basis (``"fourier"``, ``"poly"`` or ``"linear"``) with ``d`` features.
+
+    Examples
+    --------
+    >>> str(BasisForecaster("fourier", 9)), str(BasisForecaster("linear"))
+    ('fourier(d=9)', 'linear')
+    """
+
+    basis: str = "fourier"
+    d: int = 5
+
+    def __post_init__(self):
+        n_features(self.basis, self.d)  # validates
+        if self.basis == "linear":
+            object.__setattr__(self, "d", 2)
+
+    def __str__(self) -> str:
+        return "linear" if self.basis == "linear" else f"{self.basis}(d={self.d})"
+
+    @property
+    def features(self) -> int:
+        return n_features(self.basis, self.d)
+
+    def design(self, n, delta):
+        phi, phi_star = forecast_design(n, delta, self.basis, self.d)
+        return phi, phi_star, _ones(n)
+
+
+@lru_cache(maxsize=64)
+def _ones(n: int) -> np.ndarray:
+    out = np.ones(n)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=64)
+def _constant_design(n: int) -> tuple[np.ndarray, np.ndarray]:
+    phi = np.ones((n, 1), order="F")
+    phi.flags.writeable = False
+    return phi, np.ones(1)
+
+
+@dataclass(frozen=True)
+class WindowForecaster(Forecaster):
+    """The mean of the last ``k`` estimates (all of them when there are fewer).
+
+    Examples
+    --------
+    >>> str(WindowForecaster(20))
+    'window(k=20)'
+    """
+
+    k: int = 20
+
+    def __post_init__(self):
+        check_int("k", self.k, 1)
+
+    def __str__(self) -> str:
+        return f"window(k={self.k})"
+
+    def design(self, n, delta):
+        phi, phi_star = _constant_design(n)
+        kappa = np.zeros(n)
+        kappa[max(0, n - self.k) :] = 1.0
+        return phi, phi_star, kappa
+
+
+@dataclass(frozen=True)
+class EWMAForecaster(Forecaster):
+    """The exponentially weighted mean, weights ``2^{−(n−i)/halflife}`` (i = 1..n).
+
+    Examples
+    --------
+    >>> str(EWMAForecaster(10))
+    'ewma(halflife=10)'
+    """
+
+    halflife: float = 10.0
+
+    def __post_init__(self):
+        h = self.halflife
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < np.inf:
+            raise ValueError(f"halflife must be a positive finite number; got {h!r}")
+
+    def __str__(self) -> str:
+        return f"ewma(halflife={self.halflife:g})"
+
+    def design(self, n, delta):
+        phi, phi_star = _constant_design(n)
+        kappa = np.exp2(-np.arange(n - 1, -1, -1) / float(self.halflife))
+        kappa[kappa < 2.0**-60] = 0.0  # negligible, and no subnormal weights in the kernel
+        return phi, phi_star, kappa
+
+
+_PATTERN = re.compile(
+    r"^\s*(?:(?P<basis>fourier|poly)\(d=(?P<d>\d+)\)|(?P<linear>linear)"
+    r"|window\(k=(?P<k>\d+)\)|ewma\(halflife=(?P<h>[0-9.eE+]+)\))\s*$"
+)
+
+
+def parse_forecaster(spec) -> Forecaster:
+    """A forecaster from its name (``str()``), or the forecaster itself.
+
+    Examples
+    --------
+    >>> parse_forecaster("fourier(d=9)")
+    BasisForecaster(basis='fourier', d=9)
+    >>> parse_forecaster("ewma(halflife=10)")
+    EWMAForecaster(halflife=10.0)
+    """
+    if isinstance(spec, Forecaster):
+        return spec
+    m = _PATTERN.match(spec) if isinstance(spec, str) else None
+    if m is None:
+        raise ValueError(
+            "a forecaster is named like 'fourier(d=9)', 'poly(d=3)', 'linear', "
+            f"'window(k=20)' or 'ewma(halflife=10)' (bases: {', '.join(BASES)}); got {spec!r}"
+        )
+    if m["basis"]:
+        return BasisForecaster(m["basis"], int(m["d"]))
+    if m["linear"]:
+        return BasisForecaster("linear", 2)
+    if m["k"]:
+        return WindowForecaster(int(m["k"]))
+    return EWMAForecaster(float(m["h"]))

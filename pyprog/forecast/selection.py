@@ -1,0 +1,437 @@
+"""Choosing a forecaster from the data: rolling-origin backtests (``basis="auto"``).
+
+Why. The forecast interval of a fixed basis is honest about noise, not about the model: a
+Fourier basis with too few features for the drift gives a biased forecast and an interval
+that misses. Which ``d`` (or which kind of forecaster) suits a log is an empirical
+question, and a log of a few hundred episodes can answer it by forecasting its own past.
+
+How (time-series cross-validation, Tashman 2000, *Int. J. Forecasting* 16:437–450;
+Hyndman & Athanasopoulos, *Forecasting: Principles and Practice*, 3rd ed., §5.10):
+
+* origins ``o`` spread evenly (at most :data:`MAX_ORIGINS`) over the later half of the
+  series, ``n//2 <= o <= n − δ``;
+* at each origin every candidate is fitted on the episodes before it (its own design for
+  ``o`` episodes and horizon δ) and forecasts the next δ;
+* it is scored against the per-episode estimates themselves,
+  ``score = Σ_o Σ_{j=o+1..o+δ} w_j (y_j − f_o)² / Σ w_j``, with ``w ≡ 1`` for NIS (``y = Ĵ``)
+  and ``w = λ`` for NWIS (``y = G``). The estimates are unbiased for the true values and
+  independent of a forecast made before them, so ``E score`` is the true mean squared
+  forecast error plus a noise term that is the same for every candidate: the ranking
+  estimates the ranking by true error (for NWIS, ``E[λ(G − f)²] = E_π[(G − f)²]``);
+* the candidate with the lowest score is used (ties: the first, simplest, in the list).
+
+This is selection by estimated risk over a finite nested-plus-local list (in the spirit of
+Lepski's method and of SLOPE-type model choice, where the list is ordered by complexity and
+the data pick the point where extra flexibility stops paying); it is cheap because NIS
+forecast weights do not depend on the data (one cached ζ per candidate and origin).
+
+Misspecification check: a Ljung–Box test (Ljung & Box 1978) of the chosen candidate's
+backtest errors ``ē_o = Σ_j w_j(y_j − f_o)/Σ_j w_j`` for ``h = max(1, min(5, m // 4))`` lags
+(``Q = m(m+2)Σ_k r_k²/(m−k)``, χ²_h). When ``p < 0.01`` the errors still carry structure
+and :attr:`Selection.warning` says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.stats
+
+from pyprog._ext.backend import kernels
+from pyprog.forecast.forecasters import (
+    BasisForecaster,
+    Forecaster,
+    ForecastError,
+    parse_forecaster,
+    solve,
+)
+from pyprog.forecast.intervals import rademacher_signs
+from pyprog.utils.validation import check_int
+
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "MAX_ORIGINS",
+    "MIN_ORIGINS",
+    "Selection",
+    "ljung_box",
+    "min_episodes_auto",
+    "select_forecaster",
+    "selected_interval",
+]
+
+#: The candidate set of ``basis="auto"``, simplest first (ties go to the earlier one).
+DEFAULT_CANDIDATES = (
+    "fourier(d=1)",
+    "linear",
+    "poly(d=3)",
+    "fourier(d=3)",
+    "fourier(d=5)",
+    "fourier(d=7)",
+    "fourier(d=9)",
+    "fourier(d=13)",
+    "window(k=50)",
+    "window(k=25)",
+    "window(k=10)",
+    "ewma(halflife=20)",
+    "ewma(halflife=5)",
+)
+#: Most backtest origins.
+MAX_ORIGINS = 20
+#: Fewest backtest origins.
+MIN_ORIGINS = 3
+#: Ljung–Box p-value below which the chosen model is reported as misspecified.
+MISSPEC_P = 0.01
+
+
+def _origins(n: int, delta: int) -> np.ndarray:
+    first, last = max(n // 2, 2), n - delta
+    if last - first + 1 < MIN_ORIGINS:
+        return np.zeros(0, dtype=np.intp)
+    count = min(MAX_ORIGINS, last - first + 1)
+    return np.unique(np.round(np.linspace(first, last, count)).astype(np.intp))
+
+
+def min_episodes_auto(delta: int = 1) -> int:
+    """The fewest episodes ``basis="auto"`` works with: :data:`MIN_ORIGINS` origins.
+
+    Examples
+    --------
+    >>> min_episodes_auto(1), min_episodes_auto(5)
+    (5, 13)
+    """
+    delta = check_int("delta", delta, 1)
+    n = delta + MIN_ORIGINS
+    while len(_origins(n, delta)) < MIN_ORIGINS:
+        n += 1
+    return n
+
+
+def ljung_box(errors, lags: int) -> tuple[float, float]:
+    """Ljung–Box statistic ``Q = m(m+2) Σ_{k≤h} r_k²/(m−k)`` and its χ²_h p-value.
+
+    Examples
+    --------
+    >>> q, p = ljung_box(np.random.default_rng(0).normal(size=200), lags=5)
+    >>> bool(p > 0.01)
+    True
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    m = len(e)
+    e = e - e.mean()
+    denom = float(e @ e)
+    if m <= lags or denom == 0.0 or not math.isfinite(denom):
+        return 0.0, 1.0
+    r = np.array([float(e[k:] @ e[:-k]) / denom for k in range(1, lags + 1)])
+    q = float(m * (m + 2) * np.sum(r**2 / (m - np.arange(1, lags + 1))))
+    return q, float(scipy.stats.chi2.sf(q, lags))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The forecaster that the backtests chose, and what they found.
+
+    ``forecaster.weights(n, delta)`` gives NIS's ζ and ``forecaster.nwis(G, lam, delta)``
+    NWIS's value and ∂f/∂λ (the learners call these once per update or inner step).
+    """
+
+    #: The chosen forecaster.
+    forecaster: Forecaster
+    #: Backtest score of every candidate (``inf`` where it could not be fitted).
+    scores: dict[str, float]
+    #: The forecast horizon δ.
+    delta: int
+    #: Backtest origins (number of episodes fitted), shape (m,).
+    origins: np.ndarray = field(repr=False)
+    #: Ljung–Box statistic and p-value of the chosen model's backtest errors, and the lags.
+    ljung_box: tuple[float, float, int] = (0.0, 1.0, 1)
+    #: A misspecification warning (or None).
+    warning: str | None = None
+    # backtest forecast weights of the eligible candidates: rows (candidate, origin)
+    backtest: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
+    # the eligible candidates, in the order of backtest's row blocks
+    eligible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def model(self) -> str:
+        """The chosen forecaster's name, e.g. ``"fourier(d=9)"``."""
+        return str(self.forecaster)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: model, scores (None for ``inf``), Ljung–Box and warning."""
+        q, p, lags = self.ljung_box
+        return {
+            "model": self.model,
+            "scores": {k: (v if math.isfinite(v) else None) for k, v in self.scores.items()},
+            "origins": [int(o) for o in self.origins],
+            "ljung_box": {"statistic": q, "p_value": p, "lags": lags},
+            "warning": self.warning,
+        }
+
+
+def _backtest_rows(c: Forecaster, origins, delta, n, ratios) -> np.ndarray:
+    rows = np.zeros((len(origins), n))
+    for r, o in enumerate(origins):
+        if ratios is None:
+            rows[r, :o] = c.weights(int(o), delta)
+        else:
+            phi, phi_star, kappa = c.design(int(o), delta)
+            w = kappa * ratios[:o]
+            _, dfdy, _ = solve(phi, w, np.zeros(int(o)), phi_star, str(c))
+            rows[r, :o] = dfdy
+    return rows
+
+
+def target_rows(origins, delta: int, n: int, weights: np.ndarray) -> np.ndarray:
+    """Row o: the backtest target weights ``w_j`` on episodes ``o+1..o+δ``, shape (m, n)."""
+    rows = np.zeros((len(origins), n))
+    for r, o in enumerate(origins):
+        rows[r, o : o + delta] = weights[o : o + delta]
+    return rows
+
+
+def backtest_scores(y, weights, backtest, targets, n_candidates: int) -> np.ndarray:
+    """Scores up to a constant, for each row of ``y`` (shape (b, n)) → (b, candidates)."""
+    y = np.atleast_2d(y)
+    F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
+    S1 = y @ targets.T
+    W = targets.sum(axis=1)
+    return np.einsum("bco,o->bc", F * F, W) - 2.0 * np.einsum("bco,bo->bc", F, S1)
+
+
+def select_forecaster(
+    y, delta: int = 1, ratios=None, *, candidates=None, what: str = "basis='auto'"
+) -> Selection:
+    """Choose a forecaster by rolling-origin backtests of the data (module docstring).
+
+    Parameters
+    ----------
+    y : array_like, shape (N,)
+        NIS: the per-episode estimates Ĵ, oldest first; NWIS: the returns G.
+    delta : int >= 1
+        Forecast horizon.
+    ratios : array_like, shape (N,), optional
+        NWIS: the episode ratios λ (then the fits and the scores are λ-weighted).
+    candidates : sequence of Forecaster or names, optional
+        Default :data:`DEFAULT_CANDIDATES`.
+
+    Returns
+    -------
+    Selection
+
+    Raises
+    ------
+    ForecastError
+        Fewer than :func:`min_episodes_auto` episodes, or no candidate could be fitted.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.arange(300)
+    >>> J = np.sin(2 * np.pi * t / 150) + rng.normal(0, 0.3, 300)
+    >>> sel = select_forecaster(J, delta=5)
+    >>> sel.model != "fourier(d=1)", len(sel.forecaster.weights(300, 5))
+    (True, 300)
+    """
+    y = np.asarray(y, dtype=np.float64)
+    delta = check_int("delta", delta, 1)
+    n = len(y)
+    cands = tuple(parse_forecaster(c) for c in (candidates or DEFAULT_CANDIDATES))
+    if not cands:
+        raise ValueError("candidates must name at least one forecaster")
+    need = min_episodes_auto(delta)
+    if n < need:
+        raise ForecastError(
+            f"{what}: the backtests need at least {need} episodes for delta={delta} "
+            f"({MIN_ORIGINS} forecast origins in the later half); got {n}"
+        )
+    origins = _origins(n, delta)
+    weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
+    scale = _power_of_two(np.max(np.abs(y)))
+    ys = y / scale
+    wscale = _power_of_two(np.max(weights))
+    ws = weights / wscale
+    targets = target_rows(origins, delta, n, ws)
+    scores: dict[str, float] = {}
+    eligible, blocks = [], []
+    for c in cands:
+        if 2 * c.features > origins[0]:
+            scores[str(c)] = math.inf
+            continue
+        try:
+            rows = _backtest_rows(c, origins, delta, n, None if ratios is None else ws)
+        except ForecastError:
+            scores[str(c)] = math.inf
+            continue
+        eligible.append(c)
+        blocks.append(rows)
+    if not eligible:
+        raise ForecastError(
+            f"{what}: no candidate forecaster could be fitted at the backtest origins "
+            f"({n} episodes, {int(np.count_nonzero(weights))} of non-zero weight); "
+            "more episodes are needed"
+        )
+    backtest = np.concatenate(blocks)
+    total = targets.sum()
+    raw = backtest_scores(ys, ws, backtest, targets, len(eligible))[0]
+    const = float(ys**2 @ targets.sum(axis=0))
+    for c, s in zip(eligible, raw, strict=True):
+        value = (s + const) / total * scale**2 if total > 0 else math.inf
+        scores[str(c)] = float(value) if math.isfinite(value) else math.inf
+    best = min(range(len(eligible)), key=lambda i: (raw[i], i))
+    chosen = eligible[best]
+    m = len(origins)
+    F = blocks[best] @ ys
+    num, den = targets @ ys, targets.sum(axis=1)
+    errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F, 0.0)
+    lags = max(1, min(5, m // 4))
+    q, p = ljung_box(errors, lags)
+    warning = None
+    if p < MISSPEC_P:
+        warning = (
+            f"the chosen forecaster {chosen} leaves structure in its backtest errors "
+            f"(Ljung-Box Q={q:.3g} on {m} origins, {lags} lags, p={p:.2g}): the forecast "
+            "and its interval may be biased"
+        )
+    return Selection(
+        forecaster=chosen,
+        scores=scores,
+        delta=delta,
+        origins=origins,
+        ljung_box=(q, p, lags),
+        warning=warning,
+        backtest=backtest,
+        eligible=tuple(eligible),
+    )
+
+
+def _power_of_two(x: float) -> float:
+    """A power of 2 near ``x`` (1 for 0 or non-finite): exact rescaling."""
+    if not (x > 0 and math.isfinite(x)):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(x)[1])
+
+
+def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
+    """Fitted values ŷ and leverages h of the chosen forecaster (the bootstrap's world)."""
+    n = len(ys)
+    if isinstance(fc, BasisForecaster):
+        phi, phi_star, kappa = fc.design(n, delta)
+        ww = kappa * ws
+        _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
+        fitted = np.asarray(phi) @ coef
+        with np.errstate(all="ignore"):
+            q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
+            h = np.einsum("ij,ij->i", q, q)
+        if not np.isfinite(h).all():
+            h = np.zeros(n)
+        return fitted, np.minimum(h, 1.0), ww
+    # a local forecaster: a centred (two-sided) weighted moving mean of its own width
+    r = max(1, int(getattr(fc, "k", 0)) // 2 or round(float(getattr(fc, "halflife", 1.0))))
+    cw = np.concatenate([[0.0], np.cumsum(ws)])
+    cy = np.concatenate([[0.0], np.cumsum(ws * ys)])
+    lo = np.maximum(np.arange(n) - r, 0)
+    hi = np.minimum(np.arange(n) + r + 1, n)
+    mass = cw[hi] - cw[lo]
+    safe = np.where(mass > 0, mass, 1.0)
+    fitted = np.where(mass > 0, (cy[hi] - cy[lo]) / safe, ys)
+    h = np.where(mass > 0, ws / safe, 0.0)
+    return fitted, np.minimum(h, 1.0), ws
+
+
+def selected_interval(
+    y,
+    ratios,
+    selection: Selection,
+    *,
+    value: float,
+    alpha: float,
+    n_boot: int = 2000,
+    seed=None,
+    one_sided: bool = False,
+    what: str = "basis='auto'",
+) -> tuple[float, float]:
+    """A ``1 − alpha`` interval of the forecast that repeats the selection per replicate.
+
+    The bootstrap's world is the chosen forecaster's fit ŷ (a basis: its fitted curve; a
+    window or EWMA: a centred moving mean of the same width) with HC2-adjusted residuals
+    ``ξ̃_i = (y_i − ŷ_i)/√(1 − h_i)``. Each replicate ``y* = ŷ + σ*⊙ξ̃`` (Rademacher signs
+    σ*, the ratios held fixed as in :mod:`pyprog.forecast.intervals`) is backtested
+    again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
+    ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
+    basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
+    ``value − q_{1−α}(Δ*)`` and ``inf``), widened if need be to hold ``value``. Every
+    backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
+    matrix product with the stacked forecast weights, not a refit.
+
+    All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
+    neither underflows nor overflows for any finite input.
+
+    Returns
+    -------
+    low, high : float
+        ``low <= value <= high`` (``high = inf`` when one-sided).
+
+    Raises
+    ------
+    ForecastError
+        No finite bootstrap draw, or an interval end beyond float64.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n, delta = len(y), selection.delta
+    weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
+    scale = _power_of_two(float(np.max(np.abs(y))))
+    ys = y / scale
+    ws = weights / _power_of_two(float(np.max(weights)))
+    eligible = selection.eligible
+    chosen = eligible.index(selection.forecaster)
+    Z = np.zeros((len(eligible), n))
+    usable = np.ones(len(eligible), dtype=bool)
+    for i, c in enumerate(eligible):
+        try:
+            if ratios is None:
+                Z[i] = c.weights(n, delta)
+            else:
+                phi, phi_star, kappa = c.design(n, delta)
+                Z[i] = solve(phi, kappa * ws, np.zeros(n), phi_star, str(c))[1]
+        except ForecastError:
+            usable[i] = False
+    fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
+    eps = np.finfo(np.float64).eps
+    resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
+    resid[~np.isfinite(resid)] = 0.0
+    truth = float(Z[chosen] @ fitted)
+    targets = target_rows(selection.origins, delta, n, ws)
+    stacked = np.concatenate([selection.backtest, Z])
+    signs = rademacher_signs(n, n_boot, seed)
+    errors = np.empty(n_boot)
+    chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
+    n_back = len(selection.backtest)
+    for start in range(0, n_boot, chunk):
+        bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
+        ystar = fitted + (2.0 * bits - 1.0) * resid
+        out = ystar @ stacked.T
+        F = out[:, :n_back].reshape(len(ystar), len(eligible), -1)
+        S1 = ystar @ targets.T
+        W = targets.sum(axis=1)
+        score = np.einsum("bco,o->bc", F * F, W) - 2.0 * np.einsum("bco,bo->bc", F, S1)
+        score[:, ~usable] = np.inf
+        score[~np.isfinite(score)] = np.inf
+        pick = np.argmin(score, axis=1)
+        fstar = out[np.arange(len(ystar)), n_back + pick]
+        errors[start : start + len(ystar)] = fstar - truth
+    errors = errors[np.isfinite(errors)]
+    if len(errors) == 0:
+        raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
+    if one_sided:
+        low = value - scale * float(np.quantile(errors, 1.0 - alpha))
+        high = math.inf
+    else:
+        upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
+        low, high = value - scale * float(upper), value - scale * float(lower)
+    low, high = min(low, value), max(high, value)
+    if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
+        raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
+    return low, high

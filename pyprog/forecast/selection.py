@@ -145,7 +145,8 @@ class Selection:
 
     #: The chosen forecaster.
     forecaster: Forecaster
-    #: Backtest score of every candidate (``inf`` where it could not be fitted).
+    #: Backtest score of every candidate, the root mean squared backtest error
+    #: ``√(Σ w_j (y_j − f_o)² / Σ w_j)`` (``inf`` where it could not be fitted).
     scores: dict[str, float]
     #: The forecast horizon δ.
     delta: int
@@ -312,7 +313,8 @@ def select_forecaster(
     raw = losses[0].sum(axis=1)
     const = float(ys**2 @ targets.sum(axis=0))
     for c, s in zip(eligible, raw, strict=True):
-        value = (s + const) / total * scale**2 if total > 0 else math.inf
+        # reported as a root mean squared error, in y's units (no overflow at any scale)
+        value = math.sqrt(max(0.0, (s + const) / total)) * scale if total > 0 else math.inf
         scores[str(c)] = float(value) if math.isfinite(value) else math.inf
     step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
     best = int(choose(losses, step)[0])
@@ -334,6 +336,9 @@ def select_forecaster(
             f"(Ljung-Box Q={q:.3g} on {m} origins, {lags} lags, p={p:.2g}): the forecast "
             "and its interval may be biased"
         )
+    with np.errstate(all="ignore"):
+        noise_factor = (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2
+    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return Selection(
         forecaster=chosen,
         scores=scores,
@@ -341,9 +346,7 @@ def select_forecaster(
         origins=origins,
         ljung_box=(q, p, lags),
         errors=errors * scale,
-        noise_factor=np.where(
-            den > 0, (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2, 0.0
-        ),
+        noise_factor=noise_factor,
         warning=warning,
         backtest=backtest,
         eligible=tuple(eligible),

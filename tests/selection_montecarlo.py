@@ -57,7 +57,7 @@ def simulate(rng, shape, n=N, delta=DELTA):
     return lam * r, lam, r, truth
 
 
-def run(shape, reps: int, seed: int = 0, alpha: float = 0.1, n_boot: int = 500):
+def run(shape, reps: int, seed: int = 0, alpha: float = 0.1, n_boot: int = 300):
     """Coverage of the auto intervals and RMSE of auto, of every fixed candidate and of
     today's default (fourier d=5), for NIS and NWIS; dict of results."""
     rng = np.random.default_rng(seed)

@@ -35,7 +35,7 @@ class TestForecasters:
 
     @pytest.mark.parametrize("bad", ["fourier", "fourier(d=0)", "window(k=x)", "", 3])
     def test_bad_name(self, bad):
-        with pytest.raises(ValueError, match="a forecaster is named like|d must be"):
+        with pytest.raises(ValueError, match=r"a forecaster is named like|d must be"):
             parse_forecaster(bad)
 
     @pytest.mark.parametrize("name", DEFAULT_CANDIDATES)

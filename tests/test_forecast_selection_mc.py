@@ -3,7 +3,7 @@
 For each drift shape of :mod:`selection_montecarlo` (a 4-armed drifting bandit logged
 off-policy, N = 300 episodes, δ = 5), ``REPS`` simulated logs: the coverage of the nominal
 90 % interval of NIS and NWIS with ``basis="auto"`` must lie in [0.85, 0.95] (binomial s.e.
-of a coverage estimate at 0.9 with 150 logs: 0.024, so the band is ±2 s.e.), and the point
+of a coverage estimate at 0.9 with 200 logs: 0.021, so the band is ±2.4 s.e.), and the point
 forecast's RMSE must be within 1.25× of the best fixed candidate's in hindsight.
 
 Shapes where pyprog does not meet the issue's bar yet are marked ``xfail`` with the numbers
@@ -18,14 +18,23 @@ import math
 import pytest
 from selection_montecarlo import SHAPES, run
 
-REPS = 150
+REPS = 200
 #: (shape, estimator) pairs measured to miss the bar (README table, 200 logs each).
-KNOWN_MISSES: set[tuple[str, str]] = set()
+KNOWN_MISSES: set[tuple[str, str]] = {
+    (shape, est)
+    for shape in (
+        "short sinusoid (period 60)",
+        "long sinusoid (period 600)",
+        "sum of sinusoids",
+        "smooth step",
+    )
+    for est in ("nis", "nwis")
+}
 
 
 @pytest.fixture(scope="module")
 def results():
-    return {name: run(shape, REPS, seed=1) for name, shape in SHAPES.items()}
+    return {name: run(shape, REPS, seed=0) for name, shape in SHAPES.items()}
 
 
 def _mark(name, est):

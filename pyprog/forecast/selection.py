@@ -83,7 +83,8 @@ DEFAULT_CANDIDATES = (
     "ewma(halflife=20)",
     "ewma(halflife=5)",
 )
-INTERVAL_METHOD = "union"
+#: The selection rule's tolerance, in standard errors of the loss difference to the best.
+SE_RULE = 1.0
 #: Most backtest origins.
 MAX_ORIGINS = 60
 #: Fewest backtest origins.
@@ -258,7 +259,7 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
     diff = losses - losses[np.arange(len(losses)), best][:, None, :]
     sub = diff[:, :, ::step]
     se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2]) if sub.shape[2] > 1 else 0.0
-    ok = np.isfinite(mean) & (mean - mean[np.arange(len(mean)), best][:, None] <= se)
+    ok = np.isfinite(mean) & (mean - mean[np.arange(len(mean)), best][:, None] <= SE_RULE * se)
     ok[np.arange(len(ok)), best] = True
     return np.argmax(ok, axis=1)
 
@@ -436,7 +437,11 @@ def selected_interval(
     again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
     ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
     basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
-    ``value − q_{1−α}(Δ*)`` and ``inf``), widened if need be to hold ``value``. Every
+    ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
+    cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
+    ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
+    (``s²`` the weighted mean of the squared HC2 residuals) estimates its forecast error, and
+    the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Every
     backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
     matrix product with the stacked forecast weights, not a refit.
 
@@ -504,22 +509,17 @@ def selected_interval(
     s2 = float(ww @ resid**2) / float(ww.sum()) if ww.sum() > 0 else 0.0
     e = selection.errors / scale
     mse = max(0.0, float(np.mean(e**2)) - s2 * float(np.mean(selection.noise_factor)))
-    if INTERVAL_METHOD == "backtest":
-        se2 = float(Z[chosen] ** 2 @ resid**2)
-        z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
-        half = z * math.sqrt(max(mse, se2))
-        low, high = value - scale * half, (math.inf if one_sided else value + scale * half)
-    elif one_sided:
+    if one_sided:
         low = value - scale * float(np.quantile(errors, 1.0 - alpha))
         high = math.inf
     else:
         upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
         low, high = value - scale * float(upper), value - scale * float(lower)
-    if INTERVAL_METHOD == "union":
-        z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
-        half = z * math.sqrt(mse)
-        low = min(low, value - scale * half)
-        high = max(high, value + scale * half)
+    # widened to the backtests' evidence: value ± z·√mse
+    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
+    half = z * math.sqrt(mse)
+    low = min(low, value - scale * half)
+    high = max(high, value + scale * half)
     low, high = min(low, value), max(high, value)
     if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
         raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")

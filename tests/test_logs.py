@@ -126,9 +126,10 @@ class TestForecastCommand:
         # the command calls the public functions a Python user calls
         J = pyprog.pdis(log_pi, log_beta, rewards).J
         nis = pyprog.nis_forecast(J, 5, "fourier", 3, alpha=0.1, seed=0)
-        assert result["nis"] == pytest.approx(
+        assert {k: result["nis"][k] for k in ("value", "low", "high")} == pytest.approx(
             {"value": nis.value, "low": nis.low, "high": nis.high}
         )
+        assert result["nis"]["model"] == "fourier(d=3)"
         lam, _ = pyprog.episode_ratios(log_pi, log_beta)
         nwis = pyprog.nwis_forecast(rewards.sum(axis=1), lam, 5, "fourier", 3, alpha=0.1, seed=0)
         assert result["nwis"]["low"] == pytest.approx(nwis.low)
@@ -141,7 +142,7 @@ class TestForecastCommand:
 
     def test_too_few_episodes_for_the_basis(self, tmp_path, episodes, capsys):
         path = write_logs(tmp_path / "logs.csv", *(a[:5] for a in episodes))
-        assert main(["forecast", str(path), "--d", "5"]) == 2
+        assert main(["forecast", str(path), "--basis", "fourier", "--d", "5"]) == 2
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0
         assert "line 16, column 'episode': only 5 episode(s)" in err
@@ -177,7 +178,8 @@ def test_forecast_without_nwis_when_every_ratio_underflows(tmp_path, capsys):
     rows = [f"{i},0,{float(np.sin(i / 9))!r},-800,-0.7\n" for i in range(30)]
     path = tmp_path / "logs.csv"
     path.write_text(HEADER + "".join(rows))
-    assert main(["forecast", str(path), "--d", "3", "--json", str(tmp_path / "f.json")]) == 0
+    argv = ["forecast", str(path), "--basis", "fourier", "--d", "3"]
+    assert main([*argv, "--json", str(tmp_path / "f.json")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"NWIS +no forecast: nwis_forecast: the weighted least-squares system", out)
     result = json.loads((tmp_path / "f.json").read_text())

@@ -35,27 +35,43 @@ def cmd(args: argparse.Namespace) -> int:
         print(f"pyprog forecast: warning: {w.message}", file=sys.stderr)
     summary = result.as_dict()
     level = f"{1 - args.alpha:.0%}"
+    how = "forecaster chosen by backtests" if args.basis == "auto" else f"{args.basis}, d={args.d}"
     print(
         f"{summary['file']}: {summary['episodes']} episodes ({summary['steps']} steps); "
-        f"forecast of the mean over the next {args.delta} episode(s), {args.basis} basis, "
-        f"d={args.d}, {level} wild-bootstrap intervals"
+        f"forecast of the mean over the next {args.delta} episode(s) ({how}), "
+        f"{level} bootstrap intervals"
     )
-    print(f"{'':<6}{'forecast':>10}{'low':>10}{'high':>10}")
+    # explicit spaces between columns: values such as -1.234e+149 never run together
+    print(f"{'':<6} {'forecast':>11} {'low':>11} {'high':>11}  model")
+    notes = []
     for name in ("nis", "nwis"):
         r = summary[name]
         if r["value"] is None:
-            print(f"{name.upper():<6}  no forecast: {r['error']}")
-        else:
-            print(f"{name.upper():<6}{r['value']:>10.4g}{r['low']:>10.4g}{r['high']:>10.4g}")
+            print(f"{name.upper():<6} no forecast: {r['error']}")
+            continue
+        print(
+            f"{name.upper():<6} {r['value']:>11.5g} {r['low']:>11.5g} {r['high']:>11.5g}  "
+            f"{r['model']}"
+        )
+        if r.get("warning"):
+            notes.append(f"{name.upper()}: {r['warning']}")
     s = summary["safety"]
-    print(
-        f"safety test (alpha {args.alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
-        f"forecast advantage over β {s['value']:.4g}, one-sided lower bound {s['low']:.4g}"
-    )
-    print(
-        f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
-        f"past mean advantage {s['past_mean']:.4g}, lower bound {s['stationary_low']:.4g}"
-    )
+    if "error" in s:
+        print(f"safety test (alpha {args.alpha:g}): no test: {s['error']}")
+    else:
+        print(
+            f"safety test (alpha {args.alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
+            f"forecast advantage over β {s['value']:.5g} ({s['model']}), one-sided lower "
+            f"bound {s['low']:.5g}"
+        )
+        print(
+            f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
+            f"past mean advantage {s['past_mean']:.5g}, lower bound {s['stationary_low']:.5g}"
+        )
+        if s.get("warning"):
+            notes.append(f"safety test: {s['warning']}")
+    for note in notes:
+        print(f"warning: misspecification: {note}")
     if args.json:
         try:
             with open(args.json, "w") as fh:
@@ -78,13 +94,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="forecast a policy's future performance from logged episodes (CSV), with intervals",
         description="Read LOGS.csv (columns episode,step,reward,log_pi,log_beta; one row per "
         "step, episodes in play order), forecast the evaluated policy's mean performance over "
-        "the next --delta episodes by NIS and NWIS with wild-bootstrap intervals, and test "
+        "the next --delta episodes by NIS and NWIS with bootstrap intervals, and test "
         "whether it will beat the behaviour policy (pyprog.safety_test).",
     )
     fc.add_argument("logs", help="CSV file of logged steps")
     fc.add_argument("--delta", type=int, default=1, help="forecast horizon in episodes (1)")
-    fc.add_argument("--basis", default="fourier", choices=("fourier", "poly", "linear"))
-    fc.add_argument("--d", type=int, default=5, help="basis features (default 5)")
+    fc.add_argument(
+        "--basis",
+        default="auto",
+        choices=("auto", "fourier", "poly", "linear"),
+        help="auto (default): choose the forecaster by rolling-origin backtests; or a fixed "
+        "time basis",
+    )
+    fc.add_argument("--d", type=int, default=5, help="basis features, fixed bases (default 5)")
     fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
     fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
     fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")

@@ -110,7 +110,8 @@ def _check_delta(delta: int) -> int:
     return delta
 
 
-@lru_cache(maxsize=64)
+# large enough for basis="auto"'s backtests: 8 bases × up to 60 origins
+@lru_cache(maxsize=512)
 def _design(n: int, delta: int, basis: str, d: int) -> tuple[np.ndarray, np.ndarray]:
     scale = float(n + delta + int(0.05 * n))
     # column-major: the WLS kernel runs down contiguous feature columns

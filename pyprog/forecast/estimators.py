@@ -409,7 +409,7 @@ def nwis_forecast(
     >>> rng = np.random.default_rng(0)
     >>> G, lam = rng.normal(1.0, 0.5, 200), rng.exponential(1.0, 200)
     >>> f = nwis_forecast(G, lam, basis="auto", alpha=0.1, seed=0)
-    >>> f.low <= f.value <= f.high, f.model in f.scores
+    >>> bool(f.low <= f.value <= f.high), f.model in f.scores
     (True, True)
     """
     returns = as_float_array("returns", returns, 1, "(N,)")
@@ -453,7 +453,7 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
     if alpha is None:
         return Forecast(f, grad, **extra)
     if sel is not None:
-        low, high = selected_interval(
+        low, high, _ = selected_interval(
             y, ratios, sel, value=f, alpha=alpha, n_boot=n_boot, seed=seed, what=what
         )
     else:

@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from pyprog._ext.backend import kernels
-from pyprog.forecast.bases import BASES, forecast_design, n_features
+from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis
 from pyprog.utils.validation import check_int, check_representable
 
 __all__ = [
@@ -155,6 +155,10 @@ class BasisForecaster(Forecaster):
     def design(self, n, delta):
         phi, phi_star = forecast_design(n, delta, self.basis, self.d)
         return phi, phi_star, _ones(n)
+
+    def design_at(self, x) -> np.ndarray:
+        """The basis features at normalised times ``x``, shape (len(x), k)."""
+        return time_basis(x, self.basis, self.d)
 
 
 @lru_cache(maxsize=64)

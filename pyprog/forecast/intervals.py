@@ -213,7 +213,7 @@ def forecast_interval(
     n_boot = check_n_boot(n_boot, len(y))
     used, k = int(np.count_nonzero(weights)), phi.shape[1]
     if used <= k:
-        raise ValueError(
+        raise ForecastError(
             f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
             f"features, to estimate the noise; got {used} for {k}; use a smaller d"
         )

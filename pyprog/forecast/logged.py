@@ -19,15 +19,16 @@ import numpy as np
 from pyprog.forecast.bases import n_features
 from pyprog.forecast.estimators import (
     Forecast,
-    ForecastError,
     discounted_returns,
     episode_ratios,
     nis_forecast,
     nwis_forecast,
     pdis,
 )
+from pyprog.forecast.forecasters import ForecastError
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
+from pyprog.forecast.selection import min_episodes_auto
 
 __all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
 
@@ -85,8 +86,8 @@ class LogForecast:
     nis: Forecast | ForecastError
     #: NWIS forecast (WLS on the returns, weighted by the episode ratios), or why there is none.
     nwis: Forecast | ForecastError
-    #: The safety test of π against β.
-    safety: SafetyTest
+    #: The safety test of π against β, or why there is none.
+    safety: SafetyTest | ForecastError
     #: Per-episode PDIS estimates ``Ĵ_i(π)``, shape (N,), oldest first.
     estimates: np.ndarray = field(repr=False, compare=False)
 
@@ -96,7 +97,7 @@ class LogForecast:
         def interval(f: Forecast | ForecastError) -> dict[str, Any]:
             if isinstance(f, Exception):
                 return {"value": None, "low": None, "high": None, "error": str(f)}
-            return {"value": f.value, "low": f.low, "high": f.high}
+            return f.as_dict()
 
         options = dict(self.options)
         if not math.isfinite(options["clip"]):
@@ -108,7 +109,11 @@ class LogForecast:
             **options,
             "nis": interval(self.nis),
             "nwis": interval(self.nwis),
-            "safety": self.safety.as_dict(),
+            "safety": (
+                {"error": str(self.safety)}
+                if isinstance(self.safety, Exception)
+                else self.safety.as_dict()
+            ),
             "past_mean_pdis": float(self.estimates.mean()),
         }
 
@@ -122,6 +127,7 @@ class LogForecast:
             if not isinstance(f, Exception)
         }
         o = self.options
+        nis_model = None if isinstance(self.nis, Exception) else self.nis.model
         return plot_forecast(
             self.estimates,
             forecasts,
@@ -130,6 +136,7 @@ class LogForecast:
             d=o["d"],
             alpha=o["alpha"],
             path=path,
+            model=nis_model,
         )
 
 
@@ -137,7 +144,7 @@ def forecast_logs(
     logs: str | os.PathLike | Logs,
     *,
     delta: int = 1,
-    basis: str = "fourier",
+    basis: str = "auto",
     d: int = 5,
     gamma: float = 1.0,
     clip: float = np.inf,
@@ -154,9 +161,11 @@ def forecast_logs(
         what :func:`~pyprog.forecast.logs.read_logs` returned.
     delta : int >= 1
         Forecast the mean over the next ``delta`` episodes.
-    basis : {"fourier", "poly", "linear"}
+    basis : {"auto", "fourier", "poly", "linear"}
+        ``"auto"`` (default): each forecast chooses its forecaster by rolling-origin
+        backtests (:func:`pyprog.select_forecaster`); else a fixed time basis.
     d : int
-        Number of basis features.
+        Number of basis features (fixed bases only).
     gamma : float in [0, 1]
         Discount factor of the returns.
     clip : float
@@ -171,9 +180,10 @@ def forecast_logs(
     Returns
     -------
     LogForecast
-        ``nis`` and ``nwis`` are :class:`~pyprog.Forecast` objects with an interval, or the
-        :class:`~pyprog.ForecastError` that says why NWIS has none (e.g. too few episodes
-        with non-zero weight); ``safety`` is a :class:`~pyprog.SafetyTest`.
+        ``nis`` and ``nwis`` are :class:`~pyprog.Forecast` objects with an interval and
+        their ``model``, or the :class:`~pyprog.ForecastError` that says why there is none
+        (e.g. too few episodes with non-zero weight); ``safety`` is a
+        :class:`~pyprog.SafetyTest` or its ForecastError.
 
     Raises
     ------
@@ -195,22 +205,38 @@ def forecast_logs(
     """
     if not isinstance(logs, Logs):
         logs = read_logs(logs)
-    k = n_features(basis, d)
-    if logs.episodes <= k:
-        raise LogFormatError(
-            f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
-            f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
-            "features; an interval needs more episodes than features (use a smaller d)"
-        )
+    if basis == "auto":
+        need = min_episodes_auto(delta)
+        if logs.episodes < need:
+            raise LogFormatError(
+                f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
+                f"{logs.episodes} episode(s); basis='auto' needs at least {need} for "
+                f"delta={delta} (its backtests)"
+            )
+    else:
+        k = n_features(basis, d)
+        if logs.episodes <= k:
+            raise LogFormatError(
+                f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
+                f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
+                "features; an interval needs more episodes than features (use a smaller d)"
+            )
     opts = dict(alpha=alpha, n_boot=n_boot, seed=seed)
     shape = dict(delta=delta, basis=basis, d=d)
     J, lam, G = _per_episode(logs, gamma, clip)
-    nis = nis_forecast(J, **shape, **opts)
+    # one estimator without a forecast does not cost the others theirs
+    try:
+        nis: Forecast | ForecastError = nis_forecast(J, **shape, **opts)
+    except ForecastError as exc:
+        nis = exc
     try:
         nwis: Forecast | ForecastError = nwis_forecast(G, lam, **shape, **opts)
     except ForecastError as exc:
         nwis = exc
-    safety = difference_safety_test(J - G, **shape, **opts)
+    try:
+        safety: SafetyTest | ForecastError = difference_safety_test(J - G, **shape, **opts)
+    except ForecastError as exc:
+        safety = exc
     return LogForecast(
         path=str(logs.path),
         episodes=logs.episodes,

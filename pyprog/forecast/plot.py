@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.forecast.bases import time_basis
+from pyprog.forecast.forecasters import BasisForecaster, parse_forecaster
 from pyprog.utils.figures import save_figure
 
 __all__ = ["plot_forecast"]
@@ -23,8 +23,9 @@ def plot_forecast(
     d: int,
     alpha: float,
     path: str | os.PathLike | None = None,
+    model: str | None = None,
 ):
-    """Per-episode estimates, the fitted time curve and the forecasts with their intervals.
+    """Per-episode estimates, the fitted curve, the forecasts and the backtest scores.
 
     Parameters
     ----------
@@ -36,20 +37,25 @@ def plot_forecast(
         The forecast's horizon and basis (the NIS curve is refitted from them).
     alpha : float
         The intervals' level, for the legend.
+    model : str, optional
+        The NIS forecaster's name (e.g. ``"window(k=25)"``, as ``Forecast.model``); its
+        curve is drawn instead of ``basis``/``d``'s. A forecast with backtest ``scores``
+        adds a third panel with every candidate's score.
     """
     n = len(estimates)
-    scale = n + delta + int(0.05 * n)
     episodes = np.arange(1, n + 1)
-    phi = time_basis(episodes / scale, basis, d)
-    w, *_ = np.linalg.lstsq(phi, estimates, rcond=None)
-    grid = np.linspace(1, n + delta, 400)
-    curve = time_basis(grid / scale, basis, d) @ w
+    fc = parse_forecaster(model) if model else BasisForecaster(basis, d)
+    grid, curve = _curve(fc, np.asarray(estimates, dtype=np.float64), delta)
     where = n + (delta + 1) / 2
+    scored = {k: f.scores for k, f in forecasts.items() if getattr(f, "scores", None)}
     import matplotlib.pyplot as plt  # on first use: pyprog imports without matplotlib loaded
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), gridspec_kw={"width_ratios": [2, 1]})
+    ratios = [2, 1, 1.3] if scored else [2, 1]
+    fig, axes = plt.subplots(
+        1, len(ratios), figsize=(4.5 * sum(ratios) / 1.5, 3.8), gridspec_kw={"width_ratios": ratios}
+    )
     recent = max(1, n - max(3 * delta, n // 8))  # the right panel zooms on the recent past
-    for ax, first in zip(axes, (1, recent), strict=True):
+    for ax, first in zip(axes[:2], (1, recent), strict=True):
         keep = episodes >= first
         ax.plot(
             episodes[keep],
@@ -61,9 +67,7 @@ def plot_forecast(
             label=r"PDIS $\hat J_i(\pi)$",
         )
         shown = grid >= first
-        ax.plot(
-            grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({basis}, d={d})"
-        )
+        ax.plot(grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({fc})")
         ax.axvspan(n + 0.5, n + delta + 0.5, color="tab:blue", alpha=0.08)
         for k, (name, f) in enumerate(forecasts.items()):
             x = where + 0.15 * delta * k
@@ -84,5 +88,39 @@ def plot_forecast(
     axes[0].set_title(f"forecast of the mean over the next {delta} episode(s)")
     axes[1].set_title("recent episodes and the forecast")
     axes[0].legend(frameon=False, fontsize="small")
+    if scored:
+        _scores_panel(axes[2], scored)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def _curve(fc, estimates: np.ndarray, delta: int) -> tuple[np.ndarray, np.ndarray]:
+    """The forecaster's fit: a basis's fitted curve over the past and the next δ episodes;
+    a local forecaster's one-step forecasts from each prefix (on at most 400 prefixes)."""
+    n = len(estimates)
+    if isinstance(fc, BasisForecaster):
+        phi, _, _ = fc.design(n, delta)
+        w, *_ = np.linalg.lstsq(phi, estimates, rcond=None)
+        scale = n + delta + int(0.05 * n)
+        grid = np.linspace(1, n + delta, 400)
+        return grid, BasisForecaster(fc.basis, fc.d).design_at(grid / scale) @ w
+    ends = np.unique(np.linspace(1, n, min(n, 400)).astype(int))
+    values = np.array([fc.weights(int(m), 1) @ estimates[:m] for m in ends])
+    return ends + 1.0, values
+
+
+def _scores_panel(ax, scored: Mapping[str, Mapping[str, float]]) -> None:
+    """Horizontal bars of each candidate's backtest score (relative to the best)."""
+    names = list(next(iter(scored.values())))
+    y = np.arange(len(names))
+    height = 0.8 / len(scored)
+    for k, (label, scores) in enumerate(scored.items()):
+        vals = np.array([scores.get(c, np.inf) for c in names], dtype=np.float64)
+        best = np.min(vals[np.isfinite(vals)]) if np.isfinite(vals).any() else 1.0
+        rel = np.where(np.isfinite(vals), vals / best, np.nan)
+        ax.barh(y + k * height, rel, height=height, label=label)
+    ax.set_yticks(y + height * (len(scored) - 1) / 2, names, fontsize="x-small")
+    ax.invert_yaxis()
+    ax.set_xlabel("backtest score / best")
+    ax.set_title("backtest scores (lower is better)")
+    ax.legend(frameon=False, fontsize="small")

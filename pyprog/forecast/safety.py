@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.stats
 
-from pyprog.forecast.bases import forecast_design
 from pyprog.forecast.estimators import (
-    check_enough_episodes,
     check_episode_arrays,
+    choose_forecaster,
     discounted_returns,
     pdis,
 )
+from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
+from pyprog.forecast.selection import selected_interval
 from pyprog.utils.validation import as_float_array
 
 __all__ = ["SafetyTest", "difference_safety_test", "safety_test"]
@@ -58,10 +59,19 @@ class SafetyTest:
     stationary_accept: bool
     #: The per-episode differences ``D_i``, shape (N,), oldest first.
     differences: np.ndarray = field(repr=False, compare=False)
+    #: The forecaster of D used, e.g. ``"linear"`` (chosen by backtests with ``"auto"``).
+    model: str = ""
+    #: With ``basis="auto"``: the candidates' backtest scores (``inf``: not fitted).
+    scores: dict | None = field(default=None, repr=False, compare=False)
+    #: A misspecification warning for the forecast of D, or None.
+    warning: str | None = None
 
     def as_dict(self) -> dict:
-        """The scalar fields, for JSON."""
-        return {k: v for k, v in self.__dict__.items() if k != "differences"}
+        """The scalar fields, the model, the scores (None for ``inf``), for JSON."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("differences", "scores")}
+        if self.scores is not None:
+            out["scores"] = {k: (v if math.isfinite(v) else None) for k, v in self.scores.items()}
+        return out
 
 
 def safety_test(
@@ -72,12 +82,13 @@ def safety_test(
     *,
     delta: int,
     basis: str,
-    d: int,
+    d: int = 5,
     alpha: float,
     gamma: float = 1.0,
     clip: float = np.inf,
     n_boot: int = 2000,
     seed=None,
+    candidates=None,
 ) -> SafetyTest:
     """Test whether a candidate policy π will do better than the behaviour policy β.
 
@@ -97,8 +108,12 @@ def safety_test(
     mask : array_like of {0, 1}, shape (N, H), optional
     delta : int >= 1
         Horizon: the test is about the mean of the next ``delta`` episodes.
-    basis : {"fourier", "poly", "linear"}
+    basis : {"fourier", "poly", "linear", "auto"}
+        ``"auto"``: the forecaster of D is chosen by rolling-origin backtests
+        (:func:`pyprog.select_forecaster`) and the bound repeats the choice in every
+        bootstrap replicate (:func:`pyprog.forecast.selection.selected_interval`).
     d : int >= 1
+        Basis features (ignored by ``"auto"``).
     alpha : float in (0, 1)
         Significance level: the accepted risk of deploying a worse policy.
     gamma : float in [0, 1]
@@ -108,11 +123,19 @@ def safety_test(
     n_boot : int >= 100
     seed : None, int or numpy.random.Generator
         Seeds the bootstrap: the same seed gives the same decision.
+    candidates : sequence of str or Forecaster, optional
+        The candidate set of ``"auto"``.
 
     Returns
     -------
     SafetyTest
-        ``accept``, ``value``, ``low`` and the stationary t-test's numbers.
+        ``accept``, ``value``, ``low``, ``model`` and the stationary t-test's numbers.
+
+    Raises
+    ------
+    ForecastError
+        The forecast of D is refused, exactly where :func:`pyprog.nis_forecast` refuses
+        it (ill-conditioned system, too few episodes for ``"auto"``).
 
     Examples
     --------
@@ -136,12 +159,27 @@ def safety_test(
     _, _, rewards, mask = check_episode_arrays(log_pi, log_beta, mask, rewards)
     G = discounted_returns(rewards, mask, gamma)
     return difference_safety_test(
-        J - G, delta=delta, basis=basis, d=d, alpha=alpha, n_boot=n_boot, seed=seed
+        J - G,
+        delta=delta,
+        basis=basis,
+        d=d,
+        alpha=alpha,
+        n_boot=n_boot,
+        seed=seed,
+        candidates=candidates,
     )
 
 
 def difference_safety_test(
-    differences, *, delta: int, basis: str, d: int, alpha: float, n_boot: int = 2000, seed=None
+    differences,
+    *,
+    delta: int,
+    basis: str,
+    d: int = 5,
+    alpha: float,
+    n_boot: int = 2000,
+    seed=None,
+    candidates=None,
 ) -> SafetyTest:
     """:func:`safety_test` from the per-episode differences ``D_i = Ĵ_i(π) − G_i``.
 
@@ -152,7 +190,7 @@ def difference_safety_test(
     ----------
     differences : array_like, shape (N,)
         Finite, oldest episode first.
-    delta, basis, d, alpha, n_boot, seed
+    delta, basis, d, alpha, n_boot, seed, candidates
         As in :func:`safety_test`.
 
     Returns
@@ -173,11 +211,35 @@ def difference_safety_test(
         i = int(np.flatnonzero(~np.isfinite(D))[0])
         raise ValueError(f"differences must be finite; episode {i} has {D[i]}")
     n = len(D)
-    check_enough_episodes(n, basis, d, "safety_test")
-    phi, phi_star = forecast_design(n, delta, basis, d)
-    ci = forecast_interval(
-        phi, np.ones(n), D, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, one_sided=True
-    )
+    fc, sel = choose_forecaster(D, None, delta, basis, d, candidates, "safety_test")
+    phi, phi_star, kappa = fc.design(n, delta)
+    # the same kernel and conditioning checks as nis_forecast: refused there, refused here
+    value, _, _ = solve(phi, kappa, D, phi_star, "safety_test")
+    if sel is None:
+        ci = forecast_interval(
+            phi,
+            kappa,
+            D,
+            phi_star,
+            alpha=alpha,
+            n_boot=n_boot,
+            seed=seed,
+            one_sided=True,
+            value=value,
+        )
+        low, forecast_se = ci.low, ci.se
+    else:
+        low, _, forecast_se = selected_interval(
+            D,
+            None,
+            sel,
+            value=value,
+            alpha=alpha,
+            n_boot=n_boot,
+            seed=seed,
+            one_sided=True,
+            what="safety_test",
+        )
     past_mean = float(D.mean())
     if n > 1:
         se = float(D.std(ddof=1)) / math.sqrt(n)
@@ -190,10 +252,10 @@ def difference_safety_test(
     else:
         stationary_low, stationary_p = -math.inf, 1.0
     return SafetyTest(
-        accept=bool(ci.low > 0.0),
-        value=ci.value,
-        low=ci.low,
-        se=ci.se,
+        accept=bool(low > 0.0),
+        value=value,
+        low=low,
+        se=forecast_se,
         alpha=alpha,
         episodes=n,
         past_mean=past_mean,
@@ -201,4 +263,7 @@ def difference_safety_test(
         stationary_p=stationary_p,
         stationary_accept=bool(stationary_low > 0.0),
         differences=D,
+        model=str(fc),
+        scores=None if sel is None else sel.scores,
+        warning=None if sel is None else sel.warning,
     )

@@ -18,7 +18,11 @@ Hyndman & Athanasopoulos, *Forecasting: Principles and Practice*, 3rd ed., §5.1
   independent of a forecast made before them, so ``E score`` is the true mean squared
   forecast error plus a noise term that is the same for every candidate: the ranking
   estimates the ranking by true error (for NWIS, ``E[λ(G − f)²] = E_π[(G − f)²]``);
-* the candidate with the lowest score is used (ties: the first, simplest, in the list).
+* the chosen candidate is the first (simplest) in the list whose mean backtest loss is
+  within one standard error of the best one's (the one-standard-error rule of Breiman et
+  al. 1984 and Hastie, Tibshirani & Friedman, *ESL* §7.10): the least flexible
+  forecaster that the data do not reject, as in Lepski's method, rather than the one that
+  happened to score best, which over-fits noisy backtests.
 
 This is selection by estimated risk over a finite nested-plus-local list (in the spirit of
 Lepski's method and of SLOPE-type model choice, where the list is ordered by complexity and
@@ -26,7 +30,8 @@ the data pick the point where extra flexibility stops paying); it is cheap becau
 forecast weights do not depend on the data (one cached ζ per candidate and origin).
 
 Misspecification check: a Ljung–Box test (Ljung & Box 1978) of the chosen candidate's
-backtest errors ``ē_o = Σ_j w_j(y_j − f_o)/Σ_j w_j`` for ``h = max(1, min(5, m // 4))`` lags
+backtest errors ``ē_o = Σ_j w_j(y_j − f_o)/Σ_j w_j`` at origins at least δ apart (so that
+their targets do not overlap), ``m`` of them, for ``h = max(1, min(5, m // 4))`` lags
 (``Q = m(m+2)Σ_k r_k²/(m−k)``, χ²_h). When ``p < 0.01`` the errors still carry structure
 and :attr:`Selection.warning` says so.
 """
@@ -78,8 +83,10 @@ DEFAULT_CANDIDATES = (
     "ewma(halflife=20)",
     "ewma(halflife=5)",
 )
+#: The selection rule's tolerance, in standard errors of the loss difference to the best.
+SE_RULE = 1.0
 #: Most backtest origins.
-MAX_ORIGINS = 20
+MAX_ORIGINS = 60
 #: Fewest backtest origins.
 MIN_ORIGINS = 3
 #: Ljung–Box p-value below which the chosen model is reported as misspecified.
@@ -139,7 +146,8 @@ class Selection:
 
     #: The chosen forecaster.
     forecaster: Forecaster
-    #: Backtest score of every candidate (``inf`` where it could not be fitted).
+    #: Backtest score of every candidate, the root mean squared backtest error
+    #: ``√(Σ w_j (y_j − f_o)² / Σ w_j)`` (``inf`` where it could not be fitted).
     scores: dict[str, float]
     #: The forecast horizon δ.
     delta: int
@@ -153,6 +161,10 @@ class Selection:
     backtest: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # the eligible candidates, in the order of backtest's row blocks
     eligible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
+    #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast), (m,).
+    errors: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
+    # per origin, Σ_j w_j² / (Σ_j w_j)²: the noise variance of ē_o in units of one episode's
+    noise_factor: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
 
     @property
     def model(self) -> str:
@@ -172,15 +184,43 @@ class Selection:
 
 
 def _backtest_rows(c: Forecaster, origins, delta, n, ratios) -> np.ndarray:
+    """Row r: candidate c's forecast weights on y at origin ``origins[r]`` (zero after it).
+
+    NIS: the cached, data-independent ζ. NWIS: ``∂f/∂y`` of the weighted fit on the first o
+    episodes, solved here in NumPy (a k×k system per origin, scaled to unit diagonal) with
+    the kernel's refusal criterion ``cond(√ΛΦ)·eps·Σ|∂f/∂y| > 1e-4``; a weighted mean in
+    closed form for a constant basis (window, EWMA, ``fourier(d=1)``).
+    """
     rows = np.zeros((len(origins), n))
     for r, o in enumerate(origins):
+        o = int(o)
         if ratios is None:
-            rows[r, :o] = c.weights(int(o), delta)
-        else:
-            phi, phi_star, kappa = c.design(int(o), delta)
-            w = kappa * ratios[:o]
-            _, dfdy, _ = solve(phi, w, np.zeros(int(o)), phi_star, str(c))
-            rows[r, :o] = dfdy
+            rows[r, :o] = c.weights(o, delta)
+            continue
+        phi, phi_star, kappa = c.design(o, delta)
+        w = kappa * ratios[:o]
+        if phi.shape[1] == 1:
+            total = float(w.sum())
+            if not total > 0:
+                raise ForecastError(f"{c}: no episode of non-zero weight before origin {o}")
+            rows[r, :o] = w / total
+            continue
+        A = phi.T @ (w[:, None] * phi)
+        diag = np.diag(A)
+        if not (diag > 0).all():
+            raise ForecastError(f"{c}: a feature without weight before origin {o}")
+        scale = 1.0 / np.sqrt(diag)
+        As = A * np.outer(scale, scale)
+        try:
+            u = scale * np.linalg.solve(As, scale * phi_star)
+            cond = np.linalg.cond(As)
+        except np.linalg.LinAlgError:
+            raise ForecastError(f"{c}: singular system at origin {o}") from None
+        dfdy = w * (phi @ u)
+        eps = np.finfo(np.float64).eps
+        if not (np.isfinite(dfdy).all() and math.sqrt(cond) * eps * np.abs(dfdy).sum() <= 1e-4):
+            raise ForecastError(f"{c}: ill-conditioned at origin {o}")
+        rows[r, :o] = dfdy
     return rows
 
 
@@ -192,13 +232,36 @@ def target_rows(origins, delta: int, n: int, weights: np.ndarray) -> np.ndarray:
     return rows
 
 
-def backtest_scores(y, weights, backtest, targets, n_candidates: int) -> np.ndarray:
-    """Scores up to a constant, for each row of ``y`` (shape (b, n)) → (b, candidates)."""
+def origin_losses(y, backtest, targets, n_candidates: int) -> np.ndarray:
+    """Backtest loss of each candidate at each origin, up to a per-origin constant.
+
+    ``L[b, c, o] = Σ_j w_j (y_j − f_{c,o})² − Σ_j w_j y_j²`` for each row b of ``y``
+    (shape (b, n)): shape (b, candidates, origins).
+    """
     y = np.atleast_2d(y)
     F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
-    S1 = y @ targets.T
+    S1 = (y @ targets.T).astype(F.dtype)
     W = targets.sum(axis=1)
-    return np.einsum("bco,o->bc", F * F, W) - 2.0 * np.einsum("bco,bo->bc", F, S1)
+    return F * (W * F - 2.0 * S1[:, None, :])
+
+
+def choose(losses: np.ndarray, step: int) -> np.ndarray:
+    """The one-standard-error rule on losses (b, candidates, origins) → index per row b.
+
+    The best candidate has the least mean loss; the chosen one is the first (simplest) in
+    the list whose mean loss exceeds the best's by at most one standard error of the
+    difference (estimated from every ``step``-th origin, whose targets do not overlap).
+    Candidates with a non-finite loss are never chosen.
+    """
+    mean = losses.mean(axis=2)
+    mean = np.where(np.isfinite(mean), mean, np.inf)
+    best = np.argmin(mean, axis=1)
+    diff = losses - losses[np.arange(len(losses)), best][:, None, :]
+    sub = diff[:, :, ::step]
+    se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2]) if sub.shape[2] > 1 else 0.0
+    ok = np.isfinite(mean) & (mean - mean[np.arange(len(mean)), best][:, None] <= SE_RULE * se)
+    ok[np.arange(len(ok)), best] = True
+    return np.argmax(ok, axis=1)
 
 
 def select_forecaster(
@@ -275,19 +338,26 @@ def select_forecaster(
         )
     backtest = np.concatenate(blocks)
     total = targets.sum()
-    raw = backtest_scores(ys, ws, backtest, targets, len(eligible))[0]
+    losses = origin_losses(ys, backtest, targets, len(eligible))
+    raw = losses[0].sum(axis=1)
     const = float(ys**2 @ targets.sum(axis=0))
     for c, s in zip(eligible, raw, strict=True):
-        value = (s + const) / total * scale**2 if total > 0 else math.inf
+        # reported as a root mean squared error, in y's units (no overflow at any scale)
+        value = math.sqrt(max(0.0, (s + const) / total)) * scale if total > 0 else math.inf
         scores[str(c)] = float(value) if math.isfinite(value) else math.inf
-    best = min(range(len(eligible)), key=lambda i: (raw[i], i))
+    step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
+    best = int(choose(losses, step)[0])
     chosen = eligible[best]
     m = len(origins)
     F = blocks[best] @ ys
     num, den = targets @ ys, targets.sum(axis=1)
     errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F, 0.0)
-    lags = max(1, min(5, m // 4))
-    q, p = ljung_box(errors, lags)
+    # errors of origins less than δ apart share targets (MA(δ−1) by construction): test
+    # every step-th error only, so that under a right model they are close to white
+    tested = errors[::step]
+    lags = max(1, min(5, len(tested) // 4))
+    q, p = ljung_box(tested, lags)
+    m = len(tested)
     warning = None
     if p < MISSPEC_P:
         warning = (
@@ -295,12 +365,17 @@ def select_forecaster(
             f"(Ljung-Box Q={q:.3g} on {m} origins, {lags} lags, p={p:.2g}): the forecast "
             "and its interval may be biased"
         )
+    with np.errstate(all="ignore"):
+        noise_factor = (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2
+    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return Selection(
         forecaster=chosen,
         scores=scores,
         delta=delta,
         origins=origins,
         ljung_box=(q, p, lags),
+        errors=errors * scale,
+        noise_factor=noise_factor,
         warning=warning,
         backtest=backtest,
         eligible=tuple(eligible),
@@ -352,7 +427,7 @@ def selected_interval(
     seed=None,
     one_sided: bool = False,
     what: str = "basis='auto'",
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """A ``1 − alpha`` interval of the forecast that repeats the selection per replicate.
 
     The bootstrap's world is the chosen forecaster's fit ŷ (a basis: its fitted curve; a
@@ -362,7 +437,11 @@ def selected_interval(
     again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
     ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
     basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
-    ``value − q_{1−α}(Δ*)`` and ``inf``), widened if need be to hold ``value``. Every
+    ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
+    cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
+    ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
+    (``s²`` the weighted mean of the squared HC2 residuals) estimates its forecast error, and
+    the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Every
     backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
     matrix product with the stacked forecast weights, not a refit.
 
@@ -373,6 +452,8 @@ def selected_interval(
     -------
     low, high : float
         ``low <= value <= high`` (``high = inf`` when one-sided).
+    se : float
+        The chosen forecaster's robust standard error ``√(Σ ζ_i² ξ̃_i²)`` (noise only).
 
     Raises
     ------
@@ -404,34 +485,43 @@ def selected_interval(
     resid[~np.isfinite(resid)] = 0.0
     truth = float(Z[chosen] @ fitted)
     targets = target_rows(selection.origins, delta, n, ws)
-    stacked = np.concatenate([selection.backtest, Z])
+    back32 = selection.backtest.astype(np.float32)
     signs = rademacher_signs(n, n_boot, seed)
+    origins = selection.origins
+    step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
     errors = np.empty(n_boot)
     chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
-    n_back = len(selection.backtest)
     for start in range(0, n_boot, chunk):
         bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
         ystar = fitted + (2.0 * bits - 1.0) * resid
-        out = ystar @ stacked.T
-        F = out[:, :n_back].reshape(len(ystar), len(eligible), -1)
-        S1 = ystar @ targets.T
-        W = targets.sum(axis=1)
-        score = np.einsum("bco,o->bc", F * F, W) - 2.0 * np.einsum("bco,bo->bc", F, S1)
-        score[:, ~usable] = np.inf
-        score[~np.isfinite(score)] = np.inf
-        pick = np.argmin(score, axis=1)
-        fstar = out[np.arange(len(ystar)), n_back + pick]
+        # selection in float32 (a 4-digit loss decides it), the forecasts in float64
+        losses = origin_losses(ystar.astype(np.float32), back32, targets, len(eligible))
+        losses[:, ~usable, :] = np.inf
+        pick = choose(losses, step)
+        out = ystar @ Z.T
+        fstar = out[np.arange(len(ystar)), pick]
         errors[start : start + len(ystar)] = fstar - truth
     errors = errors[np.isfinite(errors)]
     if len(errors) == 0:
         raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
+    # the backtests' own evidence of the forecast error, net of the targets' noise:
+    # E ē² = E(J̄ − f)² + noise, with the noise variance from the HC2 residuals
+    s2 = float(ww @ resid**2) / float(ww.sum()) if ww.sum() > 0 else 0.0
+    e = selection.errors / scale
+    mse = max(0.0, float(np.mean(e**2)) - s2 * float(np.mean(selection.noise_factor)))
     if one_sided:
         low = value - scale * float(np.quantile(errors, 1.0 - alpha))
         high = math.inf
     else:
         upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
         low, high = value - scale * float(upper), value - scale * float(lower)
+    # widened to the backtests' evidence: value ± z·√mse
+    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
+    half = z * math.sqrt(mse)
+    low = min(low, value - scale * half)
+    high = max(high, value + scale * half)
     low, high = min(low, value), max(high, value)
     if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
         raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
-    return low, high
+    se = math.sqrt(float(Z[chosen] ** 2 @ resid**2)) * scale
+    return low, high, se if math.isfinite(se) else math.inf

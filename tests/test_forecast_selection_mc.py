@@ -1,0 +1,60 @@
+"""Monte Carlo of ``basis="auto"`` over drift shapes (issue 18; slow, run in CI).
+
+For each drift shape of :mod:`selection_montecarlo` (a 4-armed drifting bandit logged
+off-policy, N = 300 episodes, δ = 5), ``REPS`` simulated logs: the coverage of the nominal
+90 % interval of NIS and NWIS with ``basis="auto"`` must lie in [0.85, 0.95] (binomial s.e.
+of a coverage estimate at 0.9 with 200 logs: 0.021, so the band is ±2.4 s.e.), and the point
+forecast's RMSE must be within 1.25× of the best fixed candidate's in hindsight.
+
+Shapes where pyprog does not meet the issue's bar yet are marked ``xfail`` with the numbers
+measured (README, "Choosing the forecaster"): strict, so a shape that starts to pass (the
+seeds are fixed, the numbers deterministic) fails the test until its mark is removed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from selection_montecarlo import SHAPES, run
+
+REPS = 200
+#: (shape, estimator) pairs measured to miss the bar (README table, 200 logs each).
+KNOWN_MISSES: set[tuple[str, str]] = {
+    (shape, est)
+    for shape in (
+        "short sinusoid (period 60)",
+        "long sinusoid (period 600)",
+        "sum of sinusoids",
+        "smooth step",
+    )
+    for est in ("nis", "nwis")
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {name: run(shape, REPS, seed=0) for name, shape in SHAPES.items()}
+
+
+def _mark(name, est):
+    if (name, est) in KNOWN_MISSES:
+        return pytest.mark.xfail(reason="measured below the issue's bar; see README", strict=True)
+    return []
+
+
+CASES = [
+    pytest.param(name, est, marks=_mark(name, est), id=f"{name}-{est}")
+    for name in SHAPES
+    for est in ("nis", "nwis")
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "est"), CASES)
+def test_coverage_and_rmse(results, name, est):
+    r = results[name][est]
+    assert r["count"] >= 0.95 * REPS
+    se = math.sqrt(0.9 * 0.1 / r["count"])
+    assert 0.85 <= r["coverage"] <= 0.95, (r["coverage"], se)
+    assert r["rmse_auto"] <= 1.25 * r["rmse_best"], r

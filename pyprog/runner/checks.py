@@ -43,7 +43,8 @@ def _where(env: str, episode: int, step: int | None = None) -> str:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    # one line: NumPy wraps the repr of long arrays over several lines
+    text = " ".join(repr(value).split())
     return text if len(text) <= 80 else text[:77] + "..."
 
 

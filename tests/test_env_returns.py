@@ -232,6 +232,25 @@ def test_a_failing_run_is_reported_and_the_others_finish_and_are_stored(tmp_path
         run_tasks(tasks, tmp_path / "runs.sqlite", jobs=1)
 
 
+def test_a_sum_beyond_float64_fails_its_run_not_the_grid(monkeypatch):
+    """The exact PDIS path's overflow error is a FloatingPointError too: one failed run."""
+    import pyprog.experiments.runs as runs_module
+    from pyprog._ext._exact import BeyondFloat64Error, pdis_row_exact
+
+    row = np.array([np.log(10.0)]), np.zeros(1), np.array([1e308]), np.ones(1)
+    with pytest.raises(BeyondFloat64Error, match="beyond float64") as info:
+        pdis_row_exact(0, *row, gamma=1.0, clip=10.0)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, FloatingPointError)
+
+    def overflowing_run(*args, **kwargs):
+        raise info.value
+
+    monkeypatch.setattr(runs_module, "run", overflowing_run)
+    task = RunTask("reco", "ftrl-pg", 0.0, 0, default_hyper("ftrl-pg"), 0, 4)
+    failure = runs_module.run_task(task)
+    assert failure.seed == 0 and "BeyondFloat64Error" in failure.error
+
+
 def test_the_cli_exits_2_with_one_line_per_failed_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))

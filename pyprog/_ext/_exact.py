@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["episode_ratio_exact", "pdis_row_exact"]
+__all__ = ["BeyondFloat64Error", "episode_ratio_exact", "pdis_row_exact"]
 
 _LN2 = math.log(2.0)
 _LOG_MAX = math.log(np.finfo(np.float64).max)  # 709.78...
@@ -91,7 +91,17 @@ def _capped(c: list[float], log_clip: float) -> list[float]:
     return [min(ct, log_clip) for ct in c]
 
 
-def _not_representable(what: str, i: int, t: int, log10: float, c: list[float]) -> ValueError:
+class BeyondFloat64Error(ValueError, FloatingPointError):
+    """A PDIS term or sum that no float64 can hold (huge rewards, or an unclipped ratio).
+
+    A ``ValueError`` (bad input to an estimator) and a ``FloatingPointError`` (a training
+    run that diverged: a grid reports that run and finishes the others).
+    """
+
+
+def _not_representable(
+    what: str, i: int, t: int, log10: float, c: list[float]
+) -> BeyondFloat64Error:
     """The error for a value beyond float64: where, about how large, and what to do."""
     size = f"about 1e{log10:.0f}" if math.isfinite(log10) else "infinite"
     first = next((s for s, ct in enumerate(c) if not ct <= _LOG_MAX), None)
@@ -101,7 +111,7 @@ def _not_representable(what: str, i: int, t: int, log10: float, c: list[float]) 
     else:  # the ratio is clipped: the rewards are what is too large
         cause = "its terms (clipped ratio x discount x reward) sum beyond float64"
         advice = "rescale the rewards, or shorten the episodes"
-    return ValueError(
+    return BeyondFloat64Error(
         f"{what} at episode {i}, step {t} is {size}, beyond float64's range (±1.8e308): "
         f"{cause}; {advice}"
     )
@@ -114,8 +124,8 @@ def pdis_row_exact(
 
     Raises
     ------
-    ValueError
-        Where a true ``g[i, t]`` (or a ratio it needs) is beyond float64.
+    BeyondFloat64Error
+        Where a true ``g[i, t]`` (or a ratio it needs) is beyond float64 (a ValueError).
     """
     h = len(log_pi)
     valid = [m != 0.0 for m in mask]

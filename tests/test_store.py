@@ -119,6 +119,24 @@ class TestSettingHash:
         assert digest == "1f3f71a6000137c5da096b5e93bb4a3f3bd61f64cc8c4ba73e6fc13f537ecbdf"
         assert digest == hashlib.sha256(b'{"basis":"fourier","delta":3,"lr":0.001}').hexdigest()
 
+    def test_horizon_hashed_only_when_given(self):
+        # Without a horizon every existing key is unchanged; with one, each horizon differs.
+        hyper = {"lr": 0.001, "delta": 3, "basis": "fourier"}
+        assert setting_hash(hyper, 200, horizon=None) == setting_hash(hyper, 200)
+        assert setting_hash(hyper, 200, horizon=50) != setting_hash(hyper, 200)
+        assert setting_hash(hyper, 200, horizon=50) != setting_hash(hyper, 200, horizon=51)
+        assert (
+            setting_hash(hyper, 200, horizon=50)
+            == hashlib.sha256(
+                b'{"basis":"fourier","delta":3,"lr":0.001}|episodes=200|horizon=50'
+            ).hexdigest()
+        )
+
+    @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "50"])
+    def test_bad_horizon_refused(self, bad):
+        with pytest.raises(ValueError, match="horizon"):
+            setting_hash({"lr": 0.001}, 200, horizon=bad)
+
     def test_independent_of_key_order_and_scalar_kind(self):
         a = {"lr": 0.001, "d": 5, "hidden": None, "gamma": 0.99}
         b = {"gamma": np.float64(0.99), "hidden": None, "d": np.int64(5), "lr": 1e-3}

@@ -138,8 +138,11 @@ def canonical_json(hyper: Mapping[str, Any] | Any) -> str:
     )
 
 
-def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) -> str:
-    """A stable identifier of a setting: hyper-parameters and, when given, the run length.
+def setting_hash(
+    hyper: Mapping[str, Any] | Any, episodes: int | None = None, horizon: int | None = None
+) -> str:
+    """A stable identifier of a setting: hyper-parameters and, when given, the run length
+    and the episode horizon.
 
     The SHA-256 (hex, 64 characters) of the UTF-8 bytes of :func:`canonical_json`: the same
     setting gives the same hash in every process, on every machine and Python version, whatever
@@ -155,6 +158,10 @@ def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) ->
     hyper : mapping of str to JSON-like values, or a :class:`~pyprog.learn.hyperparams.Hyper`
     episodes : int, optional
         Episodes per run, hashed with the hyper-parameters.
+    horizon : int, optional
+        Most steps per episode, hashed only when given (a run made with an explicit
+        ``horizon=`` differs from one that used the environment's own length), so every
+        hash made without it is unchanged.
 
     Returns
     -------
@@ -168,10 +175,16 @@ def setting_hash(hyper: Mapping[str, Any] | Any, episodes: int | None = None) ->
     (True, 64)
     >>> setting_hash({"lr": 0.001}, episodes=200) != setting_hash({"lr": 0.001}, episodes=1000)
     True
+    >>> setting_hash({"lr": 0.001}, 200, horizon=50) != setting_hash({"lr": 0.001}, 200)
+    True
     """
     text = canonical_json(hyper)
     if episodes is not None:
         text = f"{text}|episodes={int(episodes)}"
+    if horizon is not None:
+        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
+            raise ValueError(f"horizon: must be an int >= 1 or None, got {horizon!r}")
+        text = f"{text}|horizon={horizon}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -55,12 +55,13 @@ def speed_label(speed: float | None) -> str:
     return "its own drift" if speed is None else f"speed {speed:g}"
 
 
-def parse_envs(text: str) -> list[str]:
-    """--env: built-in names, Gymnasium ids or module:function factories, comma-separated."""
+def parse_envs(text: str, horizon: int | None = None) -> list[str]:
+    """--env: built-in names, Gymnasium ids or module:function factories, comma-separated
+    (each built once and checked, with ``--horizon`` where the command has it)."""
     from pyprog.experiments import grid
     from pyprog.runner.adapter import check_env_spec
 
-    return grid.parse_list(text, "--env", check_env_spec)
+    return grid.parse_list(text, "--env", lambda env: check_env_spec(env, horizon))
 
 
 def parse_speeds(text: str | None, flag: str) -> list[int] | None:

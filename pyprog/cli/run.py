@@ -43,7 +43,9 @@ def cmd(args: argparse.Namespace) -> int:
     from pyprog.learn.hyperparams import check_algo
     from pyprog.stats.tables import regret_table
 
-    envs = parse_envs(args.env)
+    if args.horizon is not None and args.horizon < 1:
+        raise ValueError(f"--horizon must be >= 1 (most steps per episode); got {args.horizon}")
+    envs = parse_envs(args.env, args.horizon)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
     speeds = parse_speeds(args.speed, "--speed")
     seeds = grid.parse_seeds(args.seeds)
@@ -59,6 +61,7 @@ def cmd(args: argparse.Namespace) -> int:
         hyper=load_hyper(args.hyper),
         jobs=args.jobs,
         progress=None if args.quiet else progress_bar("pyprog run"),
+        horizon=args.horizon,
     )
     table = regret_table(runs)
     print(format_table(table))
@@ -88,6 +91,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "`pyprog best --json` writes; 'paper' for the authors' settings (built-in envs, speeds "
         "0-4). Default: the paper's settings on built-in envs, pyprog's default setting "
         "elsewhere, of which a one-setting file may change single keys",
+    )
+    run.add_argument(
+        "--horizon",
+        type=int,
+        default=None,
+        help="most steps per episode, for environments that declare no episode length (no "
+        "max_episode_steps, TimeLimit or horizon attribute); part of each run's store key "
+        "(default: the environment's own length)",
     )
     run.add_argument(
         "--out", required=True, help="output folder (created with its parents if missing)"

@@ -146,7 +146,7 @@ def parse_list(text: str, name: str, check: Callable[[str], str]) -> list[str]:
 
 
 def check_grid_envs(
-    envs: Sequence[str], speeds: Sequence[float] | None
+    envs: Sequence[str], speeds: Sequence[float] | None, horizon: int | None = None
 ) -> dict[str, list[float | None]]:
     """Each environment's speeds: ``speeds`` (default: the paper's 0-4) for the built-in
     environments, ``[None]`` for any other (pyprog does not set its drift, so ``speeds``
@@ -156,7 +156,7 @@ def check_grid_envs(
     setting, building each non-built-in environment once per algorithm to check its spaces
     and horizon against the setting.
     """
-    envs = [check_env_spec(e) for e in envs]
+    envs = [check_env_spec(e, horizon) for e in envs]
     others = [e for e in envs if not is_builtin(e)]
     if speeds is not None and others:
         raise ValueError(
@@ -179,6 +179,7 @@ def grid_tasks(
     seeds: Iterable[int],
     episodes: int = 1000,
     hyper: Any = None,
+    horizon: int | None = None,
 ) -> list[RunTask]:
     """Every (env, speed, algo, seed) of a grid, with its full setting resolved (so its store
     key is known before it runs); every setting is checked before any run.
@@ -197,7 +198,7 @@ def grid_tasks(
     seeds = [int(k) for k in seeds]
     if not seeds:
         raise ValueError("seeds is empty")
-    env_speeds = check_grid_envs(envs, speeds)
+    env_speeds = check_grid_envs(envs, speeds, horizon)
     check_grid_size(sum(len(s) for s in env_speeds.values()) * len(algos) * len(seeds))
     settings: dict[tuple[str, str, float | None], Hyper] = {}
     for e, speeds_of_e in env_speeds.items():
@@ -206,12 +207,12 @@ def grid_tasks(
                 if is_builtin(e):
                     settings[(e, a, s)] = resolve_hyper(e, a, s, hyper)
                 else:  # built once, to check the setting against its spaces
-                    setup = prepare(e, a, None, hyper, None, None)
+                    setup = prepare(e, a, None, hyper, horizon, None)
                     if setup.resolved.owned:
                         setup.resolved.environment.close()
                     settings[(e, a, s)] = setup.hyper
     return [
-        RunTask(e, a, None if s is None else float(s), 0, settings[(e, a, s)], k, episodes)
+        RunTask(e, a, None if s is None else float(s), 0, settings[(e, a, s)], k, episodes, horizon)
         for e, speeds_of_e in env_speeds.items()
         for s in speeds_of_e
         for a in algos
@@ -308,6 +309,7 @@ def run_grid(
     hyper: Any = None,
     jobs: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
+    horizon: int | None = None,
 ) -> list[StoredRun]:
     """Run every (env, algo, speed, seed) not yet in ``out/runs.sqlite``; export
     ``out/results.csv``; return the grid's runs.
@@ -333,6 +335,9 @@ def run_grid(
     progress : callable, optional
         ``progress(done, total)`` after each finished run; ``progress(0, total)`` first
         (``total``: the runs not yet stored).
+    horizon : int, optional
+        Most steps per episode, for environments that declare no episode length (see
+        :func:`pyprog.run`); part of each run's store key.
 
     Returns
     -------
@@ -346,7 +351,7 @@ def run_grid(
     """
     # validate the environments and settings here, before anything is written or any
     # worker starts
-    tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper)
+    tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper, horizon)
     out = Path(out)
     created = [p for p in (out, *out.parents) if not p.exists()]
     new_store = not (out / STORE_NAME).exists()

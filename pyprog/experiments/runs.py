@@ -50,6 +50,8 @@ class RunTask:
     hyper : Hyper
         The full setting (what :attr:`RunResult.hyper` will hold).
     seed, episodes : int
+    horizon : int or None
+        The ``horizon=`` of :func:`pyprog.run` (None: the environment's own length).
 
     Examples
     --------
@@ -66,12 +68,19 @@ class RunTask:
     hyper: Hyper
     seed: int
     episodes: int
+    horizon: int | None = None
 
     @property
     def key(self) -> RunKey:
         """The store key of the run (:func:`pyprog.results.keys.run_key`)."""
         return run_key(
-            self.env, self.algo, self.speed, self.hyper.to_dict(), self.seed, self.episodes
+            self.env,
+            self.algo,
+            self.speed,
+            self.hyper.to_dict(),
+            self.seed,
+            self.episodes,
+            self.horizon,
         )
 
 
@@ -136,6 +145,7 @@ def run_task(task: Any) -> RunResult | RunFailure:
             seed=task.seed,
             episodes=task.episodes,
             hyper=task.hyper,
+            horizon=getattr(task, "horizon", None),
         )
     except (FloatingPointError, EnvironmentReturnError) as exc:
         return RunFailure(
@@ -189,8 +199,8 @@ def run_tasks(
     --------
     >>> # run_tasks(tasks, "out/runs.sqlite", name="fig3", jobs=4)  # again: "ran" == 0
     """
-    for env, algo in {(t.env, t.algo) for t in tasks}:
-        check_env_spec(env)
+    for env, algo, horizon in {(t.env, t.algo, getattr(t, "horizon", None)) for t in tasks}:
+        check_env_spec(env, horizon)
         check_algo(algo)
     client = connect(scheduler) if scheduler is not None else None
     ran, todo, failures = 0, [], []

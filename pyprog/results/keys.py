@@ -195,6 +195,7 @@ def run_key(
     hyper: Mapping[str, Any] | Any,
     seed: int,
     episodes: int,
+    horizon: int | None = None,
 ) -> RunKey:
     """The store key of a run *before* it runs, as
     :meth:`pyprog.results.store.ResultStore.keys` returns them.
@@ -206,4 +207,4 @@ def run_key(
     (('reco', 'pro-wls', 2.0), 7)
     """
     speed = None if speed is None else float(speed)
-    return (str(env), str(algo), speed, setting_hash(hyper, episodes), int(seed))
+    return (str(env), str(algo), speed, setting_hash(hyper, episodes, horizon), int(seed))

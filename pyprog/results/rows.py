@@ -219,7 +219,7 @@ def encode_run(
             f"result.returns must be finite (a NaN/inf return cannot be ranked); got "
             f"{stored[k]} at episode {k}"
         )
-    digest = setting_hash(result.hyper, episodes)
+    digest = setting_hash(result.hyper, episodes, getattr(result, "horizon", None))
     optimal = None
     if result.optimal is not None:
         optimal = _encode_array("result.optimal", result.optimal, episodes)

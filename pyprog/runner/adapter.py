@@ -279,9 +279,10 @@ def _call_factory(fn: Callable, kwargs: dict, where: str) -> gym.Env:
     return made
 
 
-def check_env_spec(env: str) -> str:
+def check_env_spec(env: str, horizon: int | None = None) -> str:
     """``env`` if it names an environment pyprog can build (CLI, grids, sweeps), else a
-    ValueError. The environment is built once, its spaces and horizon checked, and closed.
+    ValueError. The environment is built once, its spaces and horizon (its own episode
+    length, or ``horizon``) checked, and closed.
 
     Examples
     --------
@@ -297,7 +298,7 @@ def check_env_spec(env: str) -> str:
         environment = resolved.environment
         observation_encoder(environment.observation_space)
         _check_action_space(environment.action_space)
-        episode_horizon(environment, None)
+        episode_horizon(environment, horizon)
     finally:
         resolved.environment.close()
     return env

@@ -97,6 +97,9 @@ class RunResult:
         Wall time of the run.
     updates, skipped_updates, skipped_steps : int
         See :class:`pyprog.learn.learners.Learner`.
+    horizon : int or None
+        The ``horizon=`` the run was given (None: the environment's own episode length); a
+        stored run is keyed by it too.
     truncated : int
         Episodes that pyprog cut at the horizon (the environment had not ended them).
     """
@@ -115,6 +118,7 @@ class RunResult:
     skipped_updates: int
     skipped_steps: int
     truncated: int = 0
+    horizon: int | None = None
 
     @property
     def mean_return(self) -> float:
@@ -357,7 +361,8 @@ def run(
     setup = prepare(env, algo, speed, hyper, horizon, env_kwargs)
     environment = setup.resolved.environment
     try:
-        return train(setup, algo, speed, int(seed), episodes, callback)
+        result = train(setup, algo, speed, int(seed), episodes, callback)
+        return dataclasses.replace(result, horizon=None if horizon is None else setup.horizon)
     finally:
         if setup.resolved.owned:
             environment.close()

@@ -24,8 +24,12 @@ def fill(learner, rng, episodes, horizon=1, reward=lambda obs, a, rng: np.sum(a)
         learner.episodes += 1
 
 
-def objective(learner, theta):
-    """The learner's objective (without entropy) at θ, from the definitions in pyprog."""
+def objective(learner, theta, forecaster=None):
+    """The learner's objective (without entropy) at θ, from the definitions in pyprog.
+
+    ``forecaster`` (a :class:`pyprog.forecast.forecasters.Forecaster`) replaces the
+    hyper-parameters' basis for Pro-OLS / Pro-WLS (``basis="auto"``'s choice).
+    """
     policy, buf, h = learner.policy, learner.buffer, learner.hyper
     old = policy.theta.copy()
     policy.theta = theta
@@ -36,9 +40,13 @@ def objective(learner, theta):
     if isinstance(learner, ProWLS):
         lam, _ = episode_ratios(log_pi, buf.log_beta, buf.mask, clip=h.clip)
         G = (buf.rewards * buf.mask * h.gamma ** np.arange(buf.rewards.shape[1])).sum(axis=1)
+        if forecaster is not None:
+            return forecaster.nwis(G, lam, h.delta)[0]
         return nwis_forecast(G, lam, h.delta, h.basis, h.d).value
     J = pdis(log_pi, buf.log_beta, buf.rewards, buf.mask, gamma=h.gamma, clip=h.clip).J
     if isinstance(learner, ProOLS):
+        if forecaster is not None:
+            return forecaster.weights(n, h.delta) @ J
         return ols_weights(n, h.delta, h.basis, h.d) @ J
     return J.mean()
 

@@ -7,10 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
-from test_agents import fill, finite_difference
+from test_agents import fill, finite_difference, objective
 
 import pyprog.learn.learners as learners_module
-from pyprog import episode_ratios, pdis
 from pyprog.forecast.forecasters import parse_forecaster
 from pyprog.forecast.selection import min_episodes_auto, select_forecaster
 from pyprog.learn.hyperparams import Hyper
@@ -22,23 +21,6 @@ def forced(monkeypatch, name):
     """Make the learners' selection choose ``name`` (a one-candidate set)."""
     only = functools.partial(select_forecaster, candidates=[name])
     monkeypatch.setattr(learners_module, "select_forecaster", only)
-
-
-def auto_objective(learner, theta, forecaster):
-    """The chosen forecast at θ, from pyprog's public estimators and the forecaster."""
-    policy, buf, h = learner.policy, learner.buffer, learner.hyper
-    old = policy.theta.copy()
-    policy.theta = theta
-    steps = buf.flat_valid()
-    log_pi = steps.scatter(policy.evaluate(steps.obs, steps.actions).log_prob)
-    policy.theta = old
-    n = len(buf)
-    if isinstance(learner, ProWLS):
-        lam, _ = episode_ratios(log_pi, buf.log_beta, buf.mask, clip=h.clip)
-        G = (buf.rewards * buf.mask * h.gamma ** np.arange(buf.rewards.shape[1])).sum(axis=1)
-        return forecaster.nwis(G, lam, h.delta)[0]
-    J = pdis(log_pi, buf.log_beta, buf.rewards, buf.mask, gamma=h.gamma, clip=h.clip).J
-    return forecaster.weights(n, h.delta) @ J
 
 
 @pytest.mark.parametrize("cls", [ProOLS, ProWLS])
@@ -53,7 +35,7 @@ def test_gradient_is_the_chosen_forecasts_gradient(monkeypatch, cls, name):
     grad = learner.gradient()
     assert learner.selection is not None and learner.selection.model == name
     fd = finite_difference(
-        lambda t: auto_objective(learner, t, parse_forecaster(name)), policy.theta.copy()
+        lambda t: objective(learner, t, parse_forecaster(name)), policy.theta.copy()
     )
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
 

@@ -396,8 +396,18 @@ class TestSoftmaxPolicyKernels:
     @pytest.mark.parametrize(
         "m, d, hidden, a",
         # the fixed-size instances (a, hidden, d) = (4, 16|32|64, 2), (5, 0, 1), with
-        # partial blocks and chunks; and the generic code
-        [(1000, 1, 0, 5), (7500, 2, 32, 4), (3, 2, 64, 4), (77, 2, 16, 4), (130, 2, 5, 1)],
+        # partial blocks and chunks; the linear forward across samples (d <= 3); and the
+        # generic code
+        [
+            (1000, 1, 0, 5),
+            (7500, 2, 32, 4),
+            (3, 2, 64, 4),
+            (77, 2, 16, 4),
+            (130, 2, 5, 1),
+            (129, 3, 0, 2),
+            (70, 2, 0, 7),
+            (65, 4, 0, 3),
+        ],
     )
     def test_compiled_equals_fallback(self, m, d, hidden, a):
         rng = np.random.default_rng(m)

@@ -158,19 +158,54 @@ static void pyprog_softmax_forward_linear(const double *restrict obs,
     for (ptrdiff_t start = 0; start < m; start += B) {
         ptrdiff_t n = m - start < B ? m - start : B;
         const double *s = obs + start * d;
+        /* A block of one repeated state (a bandit's constant context, as NS-Reco's): its
+           softmax for the first sample only (nc = 1), then copied — a sample's results
+           depend on its state alone, so the bits are those of the whole block's pass. */
+        ptrdiff_t same = n > 1 ? 1 : 0;
+        for (ptrdiff_t i = 1; i < n && same == i; i++) {
+            ptrdiff_t k = 0; /* bitwise: -0.0 and NaN rows are not taken for another */
+            while (k < d && pyprog_double_to_bits(s[i * d + k]) == pyprog_double_to_bits(s[k])) k++;
+            same += k == d;
+        }
+        ptrdiff_t nc = same == n ? 1 : n;
         for (ptrdiff_t c = 0; c < a; c++) {
             double *z = zc + c * B;
             /* z = b[c] + s @ W[c] */
-            for (ptrdiff_t i = 0; i < n; i++) z[i] = 0.0;
+            for (ptrdiff_t i = 0; i < nc; i++) z[i] = 0.0;
             for (ptrdiff_t k = 0; k < d; k++) {
                 double w = W[c * d + k];
-                for (ptrdiff_t i = 0; i < n; i++) z[i] += s[i * d + k] * w;
+                for (ptrdiff_t i = 0; i < nc; i++) z[i] += s[i * d + k] * w;
             }
-            for (ptrdiff_t i = 0; i < n; i++) z[i] = b[c] + z[i];
+            for (ptrdiff_t i = 0; i < nc; i++) z[i] = b[c] + z[i];
         }
-        pyprog_softmax_block(zc, ec, top, total, inv, ent, n, a, actions + start,
+        pyprog_softmax_block(zc, ec, top, total, inv, ent, nc, a, actions + start,
                              log_probs + start * a, probs + start * a, log_prob + start,
                              entropy + start);
+        if (nc < n) {
+            /* log π, π and H of sample 0 to the others */
+            double *lp_out = log_probs + start * a, *p_out = probs + start * a;
+            double h0 = entropy[start], lp0[PYPROG_ROWS], p0[PYPROG_ROWS];
+            if (a <= PYPROG_ROWS) {
+                for (ptrdiff_t c = 0; c < a; c++) {
+                    lp0[c] = lp_out[c];
+                    p0[c] = p_out[c];
+                }
+                for (ptrdiff_t i = 1; i < n; i++)
+                    for (ptrdiff_t c = 0; c < a; c++) {
+                        lp_out[i * a + c] = lp0[c];
+                        p_out[i * a + c] = p0[c];
+                    }
+            } else {
+                for (ptrdiff_t i = 1; i < n; i++) {
+                    memcpy(lp_out + i * a, lp_out, a * sizeof(double));
+                    memcpy(p_out + i * a, p_out, a * sizeof(double));
+                }
+            }
+            for (ptrdiff_t i = 1; i < n; i++) {
+                log_prob[start + i] = lp_out[actions[start + i]];
+                entropy[start + i] = h0;
+            }
+        }
     }
 }
 

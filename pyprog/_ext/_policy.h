@@ -299,8 +299,11 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
             double cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];                \
             const double *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
             const double *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
-            for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
-            dz[actions[i]] += cl;                                                               \
+            int64_t taken = actions[i];                                                         \
+            for (int c = 0; c < (A); c++) { /* the taken action's += cl without a store and load */ \
+                double v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                            \
+                dz[c] = c == taken ? v + cl : v;                                                \
+            }                                                                                   \
             for (int c = 0; c < (A); c++) {                                                     \
                 ab[c] += dz[c];                                                                 \
                 for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                           \

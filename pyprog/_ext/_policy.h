@@ -184,22 +184,12 @@ static void pyprog_softmax_forward_linear(const double *restrict obs,
         if (nc < n) {
             /* log π, π and H of sample 0 to the others */
             double *lp_out = log_probs + start * a, *p_out = probs + start * a;
-            double h0 = entropy[start], lp0[PYPROG_ROWS], p0[PYPROG_ROWS];
-            if (a <= PYPROG_ROWS) {
-                for (ptrdiff_t c = 0; c < a; c++) {
-                    lp0[c] = lp_out[c];
-                    p0[c] = p_out[c];
-                }
-                for (ptrdiff_t i = 1; i < n; i++)
-                    for (ptrdiff_t c = 0; c < a; c++) {
-                        lp_out[i * a + c] = lp0[c];
-                        p_out[i * a + c] = p0[c];
-                    }
-            } else {
-                for (ptrdiff_t i = 1; i < n; i++) {
-                    memcpy(lp_out + i * a, lp_out, a * sizeof(double));
-                    memcpy(p_out + i * a, p_out, a * sizeof(double));
-                }
+            double h0 = entropy[start];
+            /* rows [0, k) to [k, 2k): a few long copies instead of one short one per row */
+            for (ptrdiff_t k = 1; k < n; k *= 2) {
+                ptrdiff_t rows = n - k < k ? n - k : k;
+                memcpy(lp_out + k * a, lp_out, rows * a * sizeof(double));
+                memcpy(p_out + k * a, p_out, rows * a * sizeof(double));
             }
             for (ptrdiff_t i = 1; i < n; i++) {
                 log_prob[start + i] = lp_out[actions[start + i]];

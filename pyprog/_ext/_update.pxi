@@ -182,7 +182,7 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef const double* mk = _input(mask, "mask", 2)
     _same_shape(rewards, "rewards", (n, h))
     _same_shape(mask, "mask", (n, h))
-    cdef Py_ssize_t i, j, k, t, step = 0, e
+    cdef Py_ssize_t i, j, k, t, step = 0
     for k in range(m):
         if idx[k] < 0 or idx[k] >= nh or (k > 0 and idx[k] <= idx[k - 1]):
             raise ValueError(f"index must increase within [0, {nh}); got {idx[k]} at {k}")
@@ -236,10 +236,14 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         total += sizes[j] + 1
     cdef double* block = <double*>malloc(total * sizeof(double))
     cdef cnp.npy_bool* unc = <cnp.npy_bool*>malloc(n + 1)  # λ unclipped
-    if block == NULL or unc == NULL:
+    cdef Py_ssize_t* episode = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))  # idx // h
+    if block == NULL or unc == NULL or episode == NULL:
         free(block)
         free(unc)
+        free(episode)
         raise MemoryError()
+    for k in range(m):
+        episode[k] = idx[k] // h if h > 0 else 0
     cdef double* ptrs[20]
     cdef double* cursor = block
     for j in range(20):
@@ -345,8 +349,7 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                     for i in range(n):
                         per[i] = dfdlam[i] * lam[i] * (1.0 if unc[i] else 0.0)
                     for k in range(m):
-                        e = idx[k] // h if h > 0 else 0
-                        coef[k] = mk[idx[k]] * per[e]
+                        coef[k] = mk[idx[k]] * per[episode[k]]
                 # backward pass: grad = [∂W1, ∂b1, ∂W, ∂b]
                 for j in range(p):
                     grad[j] = 0.0
@@ -384,4 +387,5 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     finally:
         free(block)
         free(unc)
+        free(episode)
     return step, status, t_adam

@@ -135,6 +135,13 @@ PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_16_2, 4, 16, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_32_2, 4, 32, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_64_2, 4, 64, 2)
 
+/* Whether two states are the same bits (so -0.0 and 0.0 differ, and NaN is never the same). */
+static inline int pyprog_same_state(const double *x, const double *y, ptrdiff_t d) {
+    for (ptrdiff_t k = 0; k < d; k++)
+        if (pyprog_double_to_bits(x[k]) != pyprog_double_to_bits(y[k])) return 0;
+    return 1;
+}
+
 /* The forward pass of a linear softmax with few features (hd = 0, d < PYPROG_LINEAR_FAST_D:
    NS-Reco's one input): each logit z = b + (0 + s_0 W_0 + … + s_{d−1} W_{d−1}) — the sums
    pyprog_dot's short loop makes, in the same order — computed feature by feature across a
@@ -161,29 +168,35 @@ static void pyprog_softmax_forward_linear(const double *restrict obs,
         /* A block of one repeated state (a bandit's constant context, as NS-Reco's): its
            softmax for the first sample only (nc = 1), then copied — a sample's results
            depend on its state alone, so the bits are those of the whole block's pass. */
-        ptrdiff_t same = n > 1 ? 1 : 0;
-        for (ptrdiff_t i = 1; i < n && same == i; i++) {
-            ptrdiff_t k = 0; /* bitwise: -0.0 and NaN rows are not taken for another */
-            while (k < d && pyprog_double_to_bits(s[i * d + k]) == pyprog_double_to_bits(s[k])) k++;
-            same += k == d;
-        }
+        ptrdiff_t same = 1;
+        while (same < n && pyprog_same_state(s + same * d, s, d)) same++;
         ptrdiff_t nc = same == n ? 1 : n;
-        for (ptrdiff_t c = 0; c < a; c++) {
-            double *z = zc + c * B;
-            /* z = b[c] + s @ W[c] */
-            for (ptrdiff_t i = 0; i < nc; i++) z[i] = 0.0;
-            for (ptrdiff_t k = 0; k < d; k++) {
-                double w = W[c * d + k];
-                for (ptrdiff_t i = 0; i < nc; i++) z[i] += s[i * d + k] * w;
+        double *lp_out = log_probs + start * a, *p_out = probs + start * a;
+        if (nc == 1 && start > 0 && pyprog_same_state(s, s - d, d)) {
+            /* the state of the previous block's last sample, whose results are there */
+            memcpy(lp_out, lp_out - a, a * sizeof(double));
+            memcpy(p_out, p_out - a, a * sizeof(double));
+            entropy[start] = entropy[start - 1];
+            log_prob[start] = lp_out[actions[start]];
+        } else {
+            for (ptrdiff_t c = 0; c < a; c++) {
+                double *z = zc + c * B;
+                /* z = b[c] + s @ W[c]  (the first product added to 0.0 in the same loop: a
+                   separate zeroing loop becomes a `rep stos`, slow for a block of one) */
+                double w0 = d > 0 ? W[c * d] : 0.0;
+                for (ptrdiff_t i = 0; i < nc; i++) z[i] = 0.0 + (d > 0 ? s[i * d] : 0.0) * w0;
+                for (ptrdiff_t k = 1; k < d; k++) {
+                    double w = W[c * d + k];
+                    for (ptrdiff_t i = 0; i < nc; i++) z[i] += s[i * d + k] * w;
+                }
+                for (ptrdiff_t i = 0; i < nc; i++) z[i] = b[c] + z[i];
             }
-            for (ptrdiff_t i = 0; i < nc; i++) z[i] = b[c] + z[i];
+            pyprog_softmax_block(zc, ec, top, total, inv, ent, nc, a, actions + start,
+                                 log_probs + start * a, probs + start * a, log_prob + start,
+                                 entropy + start);
         }
-        pyprog_softmax_block(zc, ec, top, total, inv, ent, nc, a, actions + start,
-                             log_probs + start * a, probs + start * a, log_prob + start,
-                             entropy + start);
         if (nc < n) {
             /* log π, π and H of sample 0 to the others */
-            double *lp_out = log_probs + start * a, *p_out = probs + start * a;
             double h0 = entropy[start];
             /* rows [0, k) to [k, 2k): a few long copies instead of one short one per row */
             for (ptrdiff_t k = 1; k < n; k *= 2) {
@@ -290,7 +303,8 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
             const double *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
             const double *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
             int64_t taken = actions[i];                                                         \
-            for (int c = 0; c < (A); c++) { /* the taken action's += cl without a store and load */ \
+            /* the taken action's dz += cl in registers, not through a store and a load */     \
+            for (int c = 0; c < (A); c++) {                                                     \
                 double v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                            \
                 dz[c] = c == taken ? v + cl : v;                                                \
             }                                                                                   \

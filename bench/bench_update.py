@@ -8,8 +8,9 @@ Run: ``pytest bench/bench_update.py --benchmark-columns=median,rounds --ratio-js
   the same inputs. ``(update − kernel) / inner steps`` is the interpreter's share per inner
   step (target: at most 5 µs).
 * CartPole-v1 with the default setting (softmax-linear, 4 inputs, 2 actions; Pro-WLS and
-  FTRL-PG): µs per update on a buffer of 30 real episodes, Python loop vs compiled, beside
-  stepping the bare environment for the δ episodes that one update follows.
+  FTRL-PG): µs per update on a buffer of 30 real episodes, Python loop vs compiled; and the
+  compiled Pro-WLS update side by side with stepping the bare environment for the δ episodes
+  that one update follows (one group: their ratio).
 * A 1000-episode NS-Reco run, Pro-WLS, the paper's speed-2 setting: Python loop vs compiled.
 """
 
@@ -137,6 +138,26 @@ def bench_cartpole_bare_env_delta_episodes(benchmark):
     benchmark.group = f"CartPole-v1: stepping the bare env for δ = {delta} episodes"
     env = gym.make("CartPole-v1")
     assert benchmark(_bare_episodes, env, delta) > 0
+
+
+@pytest.mark.parametrize("what", ["bare-env", "update"])
+def bench_cartpole_update_beside_the_env(benchmark, what):
+    """One compiled Pro-WLS update (default setting) beside stepping the bare CartPole-v1
+    through the δ episodes it follows: the "speed-up" is bare env / update, so below 1 the
+    update costs 1 / speed-up times the environment's own steps."""
+    delta = default_hyper("pro-wls").delta
+    benchmark.group = (
+        f"CartPole-v1, default Pro-WLS: one compiled update vs δ = {delta} bare episodes"
+    )
+    if what == "bare-env":
+        env = gym.make("CartPole-v1")
+        benchmark.extra_info.update(impl=f"bare env, {delta} episodes", role="baseline")
+        steps = benchmark(_bare_episodes, env, delta)
+        benchmark.extra_info.update(us_per_env_step=benchmark.stats.stats.median / steps * 1e6)
+    else:
+        learner = _cartpole_learner("pro-wls", True)
+        benchmark.extra_info.update(impl="compiled update", role="candidate")
+        assert benchmark(learner.update)
 
 
 @pytest.mark.parametrize("path, use_compiled, role", PATHS, ids=[p[0] for p in PATHS])

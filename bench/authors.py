@@ -350,7 +350,7 @@ def markdown(report: dict) -> str:
         spread = ""
         if runs > 1:
             low, high = r["speedup_range"]
-            spread = f" (median of {runs}; paired {low:.0f}x–{high:.0f}x)"
+            spread = f" (median of {runs}; paired {low:.3g}x–{high:.3g}x)"
         lines.append(
             f"| {r['case']} | {r['authors_s']:.2f} s | {r['pyprog_s']:.2f} s "
             f"| {r['speedup']:.1f}x{spread} |"

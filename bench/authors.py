@@ -14,7 +14,12 @@ Run::
     python bench/authors.py --authors ~/OptFuture_NSMDP --authors-python ~/torch-venv/bin/python
 
 It prints a side-by-side table and writes ``bench/results/authors.json`` and ``authors.md``
-(``--out``). Their code needs NumPy, PyTorch (CPU), matplotlib and PyYAML; it finds its own
+(``--out``). ``--cases reco`` runs NS-Reco only (the rows of the other cases already in
+``authors.json`` are kept, with their own dates); ``--repeat K`` runs each side K times,
+alternately, and reports the medians and the range of the K paired speed-ups (the machine
+may be shared: alternating spreads its load over both sides).
+
+Their code needs NumPy, PyTorch (CPU), matplotlib and PyYAML; it finds its own
 modules only under a folder named ``OptFuture``, so each run copies the checkout into a
 temporary ``.../OptFuture`` (which also keeps the files it writes out of your checkout).
 """
@@ -181,16 +186,56 @@ def machine() -> dict:
     }
 
 
+def parse_cases(text: str) -> list[tuple[str, str, int]]:
+    """The CASES named in a comma-separated list of environments (``"reco,reacher"``).
+
+    >>> [case[0] for case in parse_cases("reacher")]
+    ['reacher']
+    """
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    known = [case[0] for case in CASES]
+    unknown = sorted(set(names) - set(known))
+    if not names or unknown:
+        raise ValueError(
+            f"--cases must name some of {', '.join(known)}, comma-separated; got {text!r}"
+        )
+    return [case for case in CASES if case[0] in names]
+
+
+def median(values: list[float]) -> float:
+    """The median of a non-empty list.
+
+    >>> median([3.0, 1.0, 2.0]), median([1.0, 2.0])
+    (2.0, 1.5)
+    """
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--authors", help="checkout (or bare git dir) of OptFuture_NSMDP")
     parser.add_argument("--authors-python", help="a Python with torch, matplotlib, pyyaml")
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--cases", default=",".join(case[0] for case in CASES),
+        help="environments to run, comma-separated (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each side, alternately (default 1)"
+    )
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.seed < 0:
         parser.error("--episodes must be >= 1 and --seed >= 0")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be >= 1; got {args.repeat}")
+    try:
+        cases = parse_cases(args.cases)
+    except ValueError as exc:
+        parser.error(str(exc))
     checkout, why = locate_authors(args.authors)
     python, why_python = locate_python(args.authors_python) if checkout else (None, "")
     if checkout is None or python is None:
@@ -200,29 +245,35 @@ def main(argv=None) -> int:
     from pyprog.learn.hyperparams import paper_hyper
 
     rows = []
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for env, algo, speed in CASES:
+        for env, algo, speed in cases:
             setting = paper_hyper(env, algo, speed).to_dict()
             argv_a = authors_argv(env, algo, speed, setting, args.episodes, args.seed)
             run_dir = tmp / f"{env}-{algo}"
             run_dir.mkdir()
             code = copy_checkout(checkout, run_dir)
-            a = timed(
-                [python, "-c", AUTHORS_DRIVER, str(run_dir / "authors.json"), *argv_a],
-                code,
-                {"PYTHONPATH": str(code)},
-                run_dir / "authors.json",
-                run_dir / "authors.log",
-            )
-            p = timed(
-                [sys.executable, "-c", PYPROG_DRIVER, str(run_dir / "pyprog.json"),
-                 env, algo, str(speed), str(args.seed), str(args.episodes)],
-                run_dir,
-                {},
-                run_dir / "pyprog.json",
-                run_dir / "pyprog.log",
-            )  # fmt: skip
+            a_runs, p_runs = [], []
+            for _ in range(args.repeat):
+                a = timed(
+                    [python, "-c", AUTHORS_DRIVER, str(run_dir / "authors.json"), *argv_a],
+                    code,
+                    {"PYTHONPATH": str(code)},
+                    run_dir / "authors.json",
+                    run_dir / "authors.log",
+                )
+                p = timed(
+                    [sys.executable, "-c", PYPROG_DRIVER, str(run_dir / "pyprog.json"),
+                     env, algo, str(speed), str(args.seed), str(args.episodes)],
+                    run_dir,
+                    {},
+                    run_dir / "pyprog.json",
+                    run_dir / "pyprog.log",
+                )  # fmt: skip
+                a_runs.append(a["seconds"])
+                p_runs.append(p["seconds"])
+            paired = [x / y for x, y in zip(a_runs, p_runs, strict=True)]
             config = [
                 line.strip()
                 for line in (run_dir / "authors.log").read_text().splitlines()
@@ -238,9 +289,13 @@ def main(argv=None) -> int:
                 "setting": setting,
                 "authors_argv": argv_a,
                 "authors_config": config[0] if config else None,  # as their code parsed it
-                "authors_s": a["seconds"],
-                "pyprog_s": p["seconds"],
-                "speedup": a["seconds"] / p["seconds"],
+                "date": now,
+                "authors_s": median(a_runs),
+                "pyprog_s": median(p_runs),
+                "speedup": median(a_runs) / median(p_runs),
+                "authors_runs": a_runs,
+                "pyprog_runs": p_runs,
+                "speedup_range": [min(paired), max(paired)],
                 "torch": a["torch"],
                 "pyprog": p["pyprog"],
             }
@@ -250,14 +305,25 @@ def main(argv=None) -> int:
                 f"pyprog {row['pyprog_s']:7.2f} s   {row['speedup']:6.1f}x",
                 flush=True,
             )
+    out = Path(args.out)
+    ran = {row["case"] for row in rows}
+    try:  # the other cases' rows of an earlier report stay, with their own dates
+        earlier = json.loads((out / "authors.json").read_text())
+        kept = [r for r in earlier.get("rows", []) if r.get("case") not in ran]
+        for r in kept:
+            r.setdefault("date", earlier.get("date"))
+            r.setdefault("command", earlier.get("command"))
+    except (OSError, ValueError, AttributeError):
+        kept = []
+    order = [f"{ENV_NAMES[env]} {ALGO_NAMES[algo]} speed {speed}" for env, algo, speed in CASES]
+    rows = sorted(rows + kept, key=lambda r: order.index(r["case"]) if r["case"] in order else 99)
     report = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": now,
         "command": "python bench/authors.py " + " ".join(argv or sys.argv[1:]),
         "machine": machine(),
         "threads": "one each: " + ", ".join(f"{k}=1" for k in ONE_THREAD if k != "MPLBACKEND"),
         "rows": rows,
     }
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "authors.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "authors.md").write_text(markdown(report))
@@ -278,12 +344,22 @@ def markdown(report: dict) -> str:
         "| authors (PyTorch) | pyprog | speed-up |",
         "|---|---|---|---|",
     ]
+    notes = []
     for r in report["rows"]:
+        runs = len(r.get("authors_runs", [r["authors_s"]]))
+        spread = ""
+        if runs > 1:
+            low, high = r["speedup_range"]
+            spread = f" (median of {runs}; paired {low:.3g}x–{high:.3g}x)"
         lines.append(
             f"| {r['case']} | {r['authors_s']:.2f} s | {r['pyprog_s']:.2f} s "
-            f"| {r['speedup']:.1f}x |"
+            f"| {r['speedup']:.1f}x{spread} |"
         )
+        if r.get("date", report["date"]) != report["date"]:
+            notes.append(f"{r['case']}: from an earlier run, {r['date']}, `{r.get('command')}`.")
     lines += ["", f"Command: `{report['command']}`", ""]
+    if notes:
+        lines += [*notes, ""]
     return "\n".join(lines)
 
 

@@ -6,10 +6,12 @@ Run: ``pytest bench/bench_update.py --benchmark-columns=median,rounds --ratio-js
   one-step episodes, FTRL-PG, 100 inner steps): ``Learner.update()`` on the Python loop vs
   the compiled loop, and the compiled ``update()`` vs the ``policy_update`` kernel alone on
   the same inputs. ``(update − kernel) / inner steps`` is the interpreter's share per inner
-  step (target: at most 5 µs).
+  step (target: at most 5 µs); the same for Pro-WLS with NS-Reco's paper setting and a full
+  buffer (1000 episodes, 50 inner steps), whose update also sets up the forecast design.
 * CartPole-v1 with the default setting (softmax-linear, 4 inputs, 2 actions; Pro-WLS and
-  FTRL-PG): µs per update on a buffer of 30 real episodes, Python loop vs compiled, beside
-  stepping the bare environment for the δ episodes that one update follows.
+  FTRL-PG): µs per update on a buffer of 30 real episodes, Python loop vs compiled; and the
+  compiled Pro-WLS update side by side with stepping the bare environment for the δ episodes
+  that one update follows (one group: their ratio).
 * A 1000-episode NS-Reco run, Pro-WLS, the paper's speed-2 setting: Python loop vs compiled.
 """
 
@@ -18,7 +20,7 @@ import numpy as np
 import pytest
 
 from pyprog.learn import learners
-from pyprog.learn.hyperparams import Hyper, default_hyper
+from pyprog.learn.hyperparams import Hyper, default_hyper, paper_hyper
 from pyprog.learn.learners import FTRLPG, LEARNERS
 from pyprog.learn.policies import SoftmaxLinear
 from pyprog.runner.loop import run
@@ -78,6 +80,55 @@ def bench_linear_softmax_interpreter_share(benchmark, what):
         assert benchmark(call)[0] == INNER
 
 
+def _reco_pro_wls_learner() -> learners.ProWLS:
+    """Pro-WLS with NS-Reco's paper setting (speed 2) and a full buffer of 1000 episodes."""
+    hyper = paper_hyper("reco", "pro-wls", 2)
+    learner = learners.ProWLS(SoftmaxLinear(1, 5), hyper, horizon=1, compiled=True)
+    rng = np.random.default_rng(0)
+    for _ in range(hyper.buffer_size):
+        a, lp = learner.act(np.ones(1), rng)
+        learner.observe(np.ones(1), a, lp, 0.1 * a + rng.normal())
+        learner.buffer.end_episode()
+        learner.buffer.start_episode()
+        learner.episodes += 1
+    return learner
+
+
+@pytest.mark.parametrize("what", ["update", "kernel"])
+def bench_pro_wls_interpreter_share(benchmark, monkeypatch, what):
+    """Pro-WLS's compiled update() against the policy_update call it makes (captured from
+    an update, then replayed): their difference is the Python around the kernel."""
+    learner = _reco_pro_wls_learner()
+    steps = learner.hyper.inner_steps
+    benchmark.group = (
+        f"compiled Pro-WLS update() vs its kernel alone, NS-Reco setting, {steps} inner steps, "
+        "1000 stored episodes"
+    )
+    theta, square_avg = learner.policy.theta.copy(), learner.optimizer.square_avg.copy()
+
+    def reset():  # every round from the same θ and optimiser state (θ must not drift)
+        learner.policy.theta[:] = theta
+        learner.optimizer.square_avg[:] = square_avg
+
+    if what == "update":
+        benchmark.extra_info.update(impl="Learner.update()", role="baseline", inner_steps=steps)
+        assert benchmark.pedantic(learner.update, setup=reset, rounds=300)
+        return
+    calls, kernel = [], compiled.policy_update
+
+    def capture(*args):
+        calls.append(args)
+        return kernel(*args)
+
+    monkeypatch.setattr(learners.kernels, "policy_update", capture)
+    assert learner.update()
+    monkeypatch.undo()
+    benchmark.extra_info.update(impl="kernels.policy_update", role="candidate")
+    done = benchmark.pedantic(kernel, args=calls[0], setup=reset, rounds=300)
+    assert done[0] == steps
+
+
+CARTPOLE_EPISODES = 30
 CARTPOLE_EPISODES = 30
 
 
@@ -137,6 +188,26 @@ def bench_cartpole_bare_env_delta_episodes(benchmark):
     benchmark.group = f"CartPole-v1: stepping the bare env for δ = {delta} episodes"
     env = gym.make("CartPole-v1")
     assert benchmark(_bare_episodes, env, delta) > 0
+
+
+@pytest.mark.parametrize("what", ["bare-env", "update"])
+def bench_cartpole_update_beside_the_env(benchmark, what):
+    """One compiled Pro-WLS update (default setting) beside stepping the bare CartPole-v1
+    through the δ episodes it follows: the "speed-up" is bare env / update, so below 1 the
+    update costs 1 / speed-up times the environment's own steps."""
+    delta = default_hyper("pro-wls").delta
+    benchmark.group = (
+        f"CartPole-v1, default Pro-WLS: one compiled update vs δ = {delta} bare episodes"
+    )
+    if what == "bare-env":
+        env = gym.make("CartPole-v1")
+        benchmark.extra_info.update(impl=f"bare env, {delta} episodes", role="baseline")
+        steps = benchmark(_bare_episodes, env, delta)
+        benchmark.extra_info.update(us_per_env_step=benchmark.stats.stats.median / steps * 1e6)
+    else:
+        learner = _cartpole_learner("pro-wls", True)
+        benchmark.extra_info.update(impl="compiled update", role="candidate")
+        assert benchmark(learner.update)
 
 
 @pytest.mark.parametrize("path, use_compiled, role", PATHS, ids=[p[0] for p in PATHS])

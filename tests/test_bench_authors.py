@@ -120,3 +120,42 @@ def test_bad_options_exit_2(tmp_path):
     )
     assert done.returncode == 2 and "--episodes must be >= 1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["--repeat", "0"], "--repeat must be >= 1"), (["--cases", "bandit"], "--cases must name")],
+)
+def test_bad_repeat_or_cases_exit_2(argv, message):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "authors.py"), *argv],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_parse_cases_keeps_the_table_order():
+    assert [c[0] for c in authors.parse_cases("reacher, reco")] == ["reco", "reacher"]
+    with pytest.raises(ValueError, match="reco, reacher"):
+        authors.parse_cases(",")
+
+
+def test_markdown_shows_repeats_and_rows_kept_from_an_earlier_run():
+    row = {"case": "NS_Reco ProWLS speed 2", "episodes": 1000, "authors_s": 30.0,
+           "pyprog_s": 0.25, "speedup": 120.0, "authors_runs": [30.0, 31.0, 29.0],
+           "speedup_range": [110.0, 130.0], "date": "2026-11-26T22:00:00+00:00"}  # fmt: skip
+    old = {"case": "NS_Reacher ProOLS speed 2", "episodes": 1000, "authors_s": 40.0,
+           "pyprog_s": 10.0, "speedup": 4.0, "date": "2026-11-26T20:00:00+00:00",
+           "command": "python bench/authors.py"}  # fmt: skip
+    report = {"date": row["date"], "command": "python bench/authors.py --cases reco",
+              "machine": {"cpu": "cpu", "cores": 2, "platform": "linux", "python": "3.11"},
+              "threads": "one each", "rows": [row, old]}  # fmt: skip
+    text = authors.markdown(report)
+    assert (
+        "| NS_Reco ProWLS speed 2 | 30.00 s | 0.25 s | 120.0x (median of 3; paired 110x–130x) |"
+        in text
+    )
+    assert "| NS_Reacher ProOLS speed 2 | 40.00 s | 10.00 s | 4.0x |" in text
+    assert "NS_Reacher ProOLS speed 2: from an earlier run, 2026-11-26T20:00:00+00:00" in text

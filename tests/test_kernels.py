@@ -393,11 +393,45 @@ class TestSoftmaxPolicyKernels:
         np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
 
     @needs_compiled
+    @pytest.mark.parametrize("m, d, a", [(1000, 1, 5), (65, 2, 3), (64, 3, 7), (2, 1, 2)])
+    def test_repeated_states_give_the_bits_of_each_state_alone(self, m, d, a):
+        """A block of one repeated state (a bandit's context) computes its softmax once, or
+        copies the previous block's: the same bits as that state's own pass, also where one
+        row differs."""
+        rng = np.random.default_rng(m + d)
+        _, actions, W1, b1, W, b = random_policy(rng, m, d, 0, a)
+        obs = np.repeat(rng.normal(size=(1, d)), m, axis=0)
+        odd = obs.copy()
+        odd[m // 2] = rng.normal(size=d)
+        for states in (obs, odd, -0.0 * obs):
+            got = compiled.softmax_forward(states, actions, W1, b1, W, b)
+            # across block boundaries (64 rows), and after the odd row
+            for i in sorted({0, 63 % m, 64 % m, 65 % m, m // 2, m // 2 + 1, m - 1} - {m}):
+                alone = compiled.softmax_forward(
+                    states[i : i + 1], actions[i : i + 1], W1, b1, W, b
+                )
+                for x, y in zip(got[1:], alone[1:], strict=True):
+                    np.testing.assert_array_equal(x[i : i + 1], y)
+            fallback_out = fallback.softmax_forward(states, actions, W1, b1, W, b)
+            for x, y in zip(got, fallback_out, strict=True):
+                assert_same(x, y)
+
+    @needs_compiled
     @pytest.mark.parametrize(
         "m, d, hidden, a",
         # the fixed-size instances (a, hidden, d) = (4, 16|32|64, 2), (5, 0, 1), with
-        # partial blocks and chunks; and the generic code
-        [(1000, 1, 0, 5), (7500, 2, 32, 4), (3, 2, 64, 4), (77, 2, 16, 4), (130, 2, 5, 1)],
+        # partial blocks and chunks; the linear forward across samples (d <= 3); and the
+        # generic code
+        [
+            (1000, 1, 0, 5),
+            (7500, 2, 32, 4),
+            (3, 2, 64, 4),
+            (77, 2, 16, 4),
+            (130, 2, 5, 1),
+            (129, 3, 0, 2),
+            (70, 2, 0, 7),
+            (65, 4, 0, 3),
+        ],
     )
     def test_compiled_equals_fallback(self, m, d, hidden, a):
         rng = np.random.default_rng(m)

@@ -231,3 +231,72 @@ def test_kernel_recomputes_an_overflowing_pdis_row_exactly():
     assert np.isfinite(J).all() and J[0] > 1e10  # finite only through the exact path
     grad = kernels.softmax_backward(obs, actions, *fwd[:3], fwd[4], W1, W, g[0], np.zeros(2))
     np.testing.assert_allclose(args["theta"], 0.1 * grad, rtol=1e-12)
+
+
+def wls_args(log_beta, clip=np.inf, **changes):
+    """A Pro-WLS policy_update call: 4 one-step episodes, a linear design (φ = [1, i])."""
+    n = log_beta.shape[0]
+    phi = np.asfortranarray(np.column_stack([np.ones(n), np.arange(n, dtype=float)]))
+    args = kernel_args(
+        obs=np.ones((n, 1)), actions=np.arange(n) % 2, index=np.arange(n), log_beta=log_beta,
+        rewards=np.ones((n, 1)), mask=np.ones((n, 1)), clip=clip, steps=1, zeta=None,
+        wls=(phi, np.linspace(0.0, 1.0, n), np.array([1.0, n + 0.5])),
+    )  # fmt: skip
+    args.update(changes)
+    return args
+
+
+@cython_only
+def test_kernel_pro_wls_step_is_the_separate_kernels_step():
+    """One Pro-WLS inner step without the GIL: ratios, the WLS solve's ∂f/∂λ, the gradient."""
+    log_beta = np.log(np.array([[0.3], [0.6], [0.5], [0.45]]))
+    args = wls_args(log_beta, clip=1.5)
+    assert kernels.policy_update(**args)[:2] == (1, kernels.UPDATE_DONE)
+    obs, actions = args["obs"], args["actions"]
+    W1, b1, W, b = np.zeros((0, 1)), np.zeros(0), np.zeros((2, 1)), np.zeros(2)
+    fwd = kernels.softmax_forward(obs, actions, W1, b1, W, b)
+    lam, unclipped = kernels.episode_ratios(fwd[3][:, None].copy(), log_beta, args["mask"], 1.5)
+    assert not unclipped.all()  # one clipped ratio: its gradient term is 0
+    phi, returns, phi_star = args["wls"]
+    dfdlam = kernels.wls_forecast(phi, lam, returns, phi_star)[3]
+    coef = dfdlam * lam * unclipped
+    grad = kernels.softmax_backward(obs, actions, *fwd[:3], fwd[4], W1, W, coef, np.zeros(4))
+    np.testing.assert_allclose(args["theta"], 0.1 * grad, rtol=1e-12)
+
+
+@cython_only
+def test_kernel_pro_wls_overflowing_ratio_is_the_exact_one_or_its_error():
+    """A ratio beyond float64 (clip inf): the same error as episode_ratios, naming the episode."""
+    log_beta = np.array([[-720.0], [np.log(0.5)], [np.log(0.5)], [np.log(0.5)]])
+    with pytest.raises(ValueError) as direct:
+        kernels.episode_ratios(np.full((4, 1), np.log(0.5)), log_beta, np.ones((4, 1)), np.inf)
+    with pytest.raises(ValueError) as in_update:
+        kernels.policy_update(**wls_args(log_beta))
+    assert str(in_update.value) == str(direct.value) and "episode 0" in str(direct.value)
+
+
+@cython_only
+@pytest.mark.parametrize(
+    "which, value, match",
+    [
+        (0, np.ones((4, 2)), "phi must be a 2-D Fortran-contiguous"),
+        (0, np.asfortranarray(np.ones((3, 2))), "phi must have shape"),
+        (1, np.ones(3), "returns must have shape"),
+        (2, np.ones(3), "phi_star must have shape"),
+    ],
+)
+def test_kernel_pro_wls_input_errors(which, value, match):
+    args = wls_args(np.full((4, 1), np.log(0.5)))
+    wls = list(args["wls"])
+    wls[which] = value
+    with pytest.raises(ValueError, match=match):
+        kernels.policy_update(**{**args, "wls": tuple(wls)})
+
+
+@cython_only
+def test_kernel_pro_wls_rank_deficient_design_takes_no_step():
+    args = wls_args(np.full((4, 1), np.log(0.5)))
+    phi = np.asfortranarray(np.ones((4, 2)))  # two equal columns
+    args["wls"] = (phi, *args["wls"][1:])
+    assert kernels.policy_update(**args)[:2] == (0, kernels.UPDATE_NO_FORECAST)
+    np.testing.assert_array_equal(args["theta"], 0.0)

@@ -161,32 +161,49 @@ def episode_ratios(log_pi, log_beta, mask, clip):
     shape = log_pi.shape
     _same_shape(log_beta, "log_beta", shape)
     _same_shape(mask, "mask", shape)
-    cdef Py_ssize_t n = shape[0], h = shape[1], i, t
+    cdef Py_ssize_t n = shape[0], h = shape[1]
     cdef cnp.ndarray lam_out = _empty(n), unclipped_out = _empty(n, -1, cnp.NPY_BOOL)
     cdef double* lam = _data(lam_out)
     cdef cnp.npy_bool* unclipped = <cnp.npy_bool*>cnp.PyArray_DATA(unclipped_out)
     cdef double clip_value = _clip(clip)
-    cdef double log_clip = log(clip_value), s
-    cdef Py_ssize_t n_blocked = n - n % PYPROG_EPISODES if _SIDE_BY_SIDE and h >= 8 else 0, b
     with nogil:
-        # lam = np.where(valid, log_pi - log_beta, 0).sum(axis=1), PYPROG_EPISODES rows at once
-        for b in range(n_blocked // PYPROG_EPISODES):
-            i = b * PYPROG_EPISODES
-            pyprog_ratio_sums(lp + i * h, lb + i * h, m + i * h, h, lam + i)
-        for i in range(n_blocked, n):
-            s = 0.0
-            for t in range(i * h, (i + 1) * h):
-                if m[t] != 0.0:
-                    s = s + (lp[t] - lb[t])
-            lam[i] = s
-        for i in range(n):
-            # np.exp(np.minimum(s, log_clip)), NaN propagating
-            s = lam[i]
-            lam[i] = exp(log_clip if s > log_clip else s)
-            unclipped[i] = s < log_clip
+        _episode_ratios(lp, lb, m, n, h, log(clip_value), lam, unclipped)
+    _exact_ratios(log_pi, log_beta, mask, clip_value, lam, unclipped)
+    return lam_out, unclipped_out
+
+
+cdef void _episode_ratios(const double* lp, const double* lb, const double* m, Py_ssize_t n,
+                          Py_ssize_t h, double log_clip, double* lam,
+                          cnp.npy_bool* unclipped) noexcept nogil:
+    """The work of ``episode_ratios`` (also run by policy_update); non-finite ratios are left
+    to ``_exact_ratios``."""
+    cdef Py_ssize_t n_blocked = n - n % PYPROG_EPISODES if _SIDE_BY_SIDE and h >= 8 else 0, b
+    cdef Py_ssize_t i, t
+    cdef double s
+    # lam = np.where(valid, log_pi - log_beta, 0).sum(axis=1), PYPROG_EPISODES rows at once
+    for b in range(n_blocked // PYPROG_EPISODES):
+        i = b * PYPROG_EPISODES
+        pyprog_ratio_sums(lp + i * h, lb + i * h, m + i * h, h, lam + i)
+    for i in range(n_blocked, n):
+        s = 0.0
+        for t in range(i * h, (i + 1) * h):
+            if m[t] != 0.0:
+                s = s + (lp[t] - lb[t])
+        lam[i] = s
     for i in range(n):
+        # np.exp(np.minimum(s, log_clip)), NaN propagating
+        s = lam[i]
+        lam[i] = exp(log_clip if s > log_clip else s)
+        unclipped[i] = s < log_clip
+
+
+cdef int _exact_ratios(object log_pi, object log_beta, object mask, double clip_value,
+                       double* lam, cnp.npy_bool* unclipped) except -1:
+    """Where a ratio of ``_episode_ratios`` is not finite: the exact one (or its error)."""
+    cdef Py_ssize_t i
+    for i in range(log_pi.shape[0]):
         if not isfinite(lam[i]):
             lam[i], unclipped[i] = _exact.episode_ratio_exact(
                 i, log_pi[i], log_beta[i], mask[i], clip_value
             )
-    return lam_out, unclipped_out
+    return 0

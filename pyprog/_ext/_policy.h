@@ -135,6 +135,83 @@ PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_16_2, 4, 16, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_32_2, 4, 32, 2)
 PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_64_2, 4, 64, 2)
 
+/* Whether two states are the same bits (so -0.0 and 0.0 differ, and NaN is never the same). */
+static inline int pyprog_same_state(const double *x, const double *y, ptrdiff_t d) {
+    for (ptrdiff_t k = 0; k < d; k++)
+        if (pyprog_double_to_bits(x[k]) != pyprog_double_to_bits(y[k])) return 0;
+    return 1;
+}
+
+/* The forward pass of a linear softmax with few features (hd = 0, d < PYPROG_LINEAR_FAST_D:
+   NS-Reco's one input): each logit z = b + (0 + s_0 W_0 + … + s_{d−1} W_{d−1}) — the sums
+   pyprog_dot's short loop makes, in the same order — computed feature by feature across a
+   block's samples, which vectorises (the generic loop below makes one short dot product per
+   sample and action: for NS-Reco that took 3/4 of the update). Up to 3 features, GCC compiles
+   pyprog_dot's short loop as a chain of fused multiply-adds, as it does the loop below, so
+   the two give the same bits (tests/test_run_regression.py); from 4 on it multiplies a
+   vector of products first, unfused, and a fused loop here would differ in the last bit. */
+#define PYPROG_LINEAR_FAST_D 4
+PYPROG_VECTOR_CLONES
+static void pyprog_softmax_forward_linear(const double *restrict obs,
+                                          const int64_t *restrict actions, ptrdiff_t m,
+                                          ptrdiff_t d, const double *restrict W,
+                                          const double *restrict b, ptrdiff_t a,
+                                          double *restrict log_probs, double *restrict probs,
+                                          double *restrict log_prob, double *restrict entropy,
+                                          double *restrict scratch) {
+    const ptrdiff_t B = PYPROG_ROWS;
+    double *zc = scratch, *ec = zc + a * B, *top = ec + a * B, *total = top + B;
+    double *inv = total + B, *ent = inv + B;
+    for (ptrdiff_t start = 0; start < m; start += B) {
+        ptrdiff_t n = m - start < B ? m - start : B;
+        const double *s = obs + start * d;
+        /* A block of one repeated state (a bandit's constant context, as NS-Reco's): its
+           softmax for the first sample only (nc = 1), then copied — a sample's results
+           depend on its state alone, so the bits are those of the whole block's pass. */
+        ptrdiff_t same = 1;
+        while (same < n && pyprog_same_state(s + same * d, s, d)) same++;
+        ptrdiff_t nc = same == n ? 1 : n;
+        double *lp_out = log_probs + start * a, *p_out = probs + start * a;
+        if (nc == 1 && start > 0 && pyprog_same_state(s, s - d, d)) {
+            /* the state of the previous block's last sample, whose results are there */
+            memcpy(lp_out, lp_out - a, a * sizeof(double));
+            memcpy(p_out, p_out - a, a * sizeof(double));
+            entropy[start] = entropy[start - 1];
+            log_prob[start] = lp_out[actions[start]];
+        } else {
+            for (ptrdiff_t c = 0; c < a; c++) {
+                double *z = zc + c * B;
+                /* z = b[c] + s @ W[c]  (the first product added to 0.0 in the same loop: a
+                   separate zeroing loop becomes a `rep stos`, slow for a block of one) */
+                double w0 = d > 0 ? W[c * d] : 0.0;
+                for (ptrdiff_t i = 0; i < nc; i++) z[i] = 0.0 + (d > 0 ? s[i * d] : 0.0) * w0;
+                for (ptrdiff_t k = 1; k < d; k++) {
+                    double w = W[c * d + k];
+                    for (ptrdiff_t i = 0; i < nc; i++) z[i] += s[i * d + k] * w;
+                }
+                for (ptrdiff_t i = 0; i < nc; i++) z[i] = b[c] + z[i];
+            }
+            pyprog_softmax_block(zc, ec, top, total, inv, ent, nc, a, actions + start,
+                                 log_probs + start * a, probs + start * a, log_prob + start,
+                                 entropy + start);
+        }
+        if (nc < n) {
+            /* log π, π and H of sample 0 to the others */
+            double h0 = entropy[start];
+            /* rows [0, k) to [k, 2k): a few long copies instead of one short one per row */
+            for (ptrdiff_t k = 1; k < n; k *= 2) {
+                ptrdiff_t rows = n - k < k ? n - k : k;
+                memcpy(lp_out + k * a, lp_out, rows * a * sizeof(double));
+                memcpy(p_out + k * a, p_out, rows * a * sizeof(double));
+            }
+            for (ptrdiff_t i = 1; i < n; i++) {
+                log_prob[start + i] = lp_out[actions[start + i]];
+                entropy[start + i] = h0;
+            }
+        }
+    }
+}
+
 /* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
    computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
    logit is a dot product over contiguous memory. hidden (m x hd) receives
@@ -159,6 +236,11 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
     if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_32_2);
     if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_64_2);
 #undef PYPROG_FIXED_CALL
+    if (hd == 0 && d < PYPROG_LINEAR_FAST_D) {
+        pyprog_softmax_forward_linear(obs, actions, m, d, W, b, a, log_probs, probs, log_prob,
+                                      entropy, scratch);
+        return;
+    }
     const ptrdiff_t B = PYPROG_ROWS;
     ptrdiff_t f = hd > 0 ? hd : d;
     double *zc = scratch;               /* a x B: the block's logits, column by column */
@@ -220,8 +302,19 @@ static void pyprog_softmax_forward(const double *restrict obs, const int64_t *re
             double cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];                \
             const double *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
             const double *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
-            for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
-            dz[actions[i]] += cl;                                                               \
+            if ((HD) == 0) {                                                                    \
+                /* linear: the taken action's dz += cl in registers, not through a store and   \
+                   a load (1.5x for NS-Reco's policy; the MLP instances keep the store: GCC    \
+                   then contracts their hidden-layer sums differently for AVX2) */             \
+                int64_t taken = actions[i];                                                     \
+                for (int c = 0; c < (A); c++) {                                                 \
+                    double v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                        \
+                    dz[c] = c == taken ? v + cl : v;                                            \
+                }                                                                               \
+            } else {                                                                            \
+                for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i])); \
+                dz[actions[i]] += cl;                                                           \
+            }                                                                                   \
             for (int c = 0; c < (A); c++) {                                                     \
                 ab[c] += dz[c];                                                                 \
                 for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                           \

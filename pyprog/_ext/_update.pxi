@@ -182,18 +182,32 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef const double* mk = _input(mask, "mask", 2)
     _same_shape(rewards, "rewards", (n, h))
     _same_shape(mask, "mask", (n, h))
-    cdef Py_ssize_t i, j, k, t, step = 0, e
+    cdef Py_ssize_t i, j, k, t, step = 0
     for k in range(m):
         if idx[k] < 0 or idx[k] >= nh or (k > 0 and idx[k] <= idx[k - 1]):
             raise ValueError(f"index must increase within [0, {nh}); got {idx[k]} at {k}")
     cdef double base = _gamma(gamma), clip_value = _clip(clip), log_clip = log(_clip(clip))
     cdef double ce_value = _real(entropy_coef, "entropy_coef")
     cdef const double* zt = NULL
+    # Pro-WLS: its design Φ (N, d), returns (N,), φ* (d,), checked as wls_forecast does
+    cdef const double* phi = NULL
+    cdef const double* returns = NULL
+    cdef const double* phi_star = NULL
+    cdef int d_wls = 0, wls_status
+    cdef double f_wls
     if zeta is not None:
         zt = _input(zeta, "zeta", 1)
         _same_shape(zeta, "zeta", (n,))
     elif not (isinstance(wls, tuple) and len(wls) == 3):
         raise ValueError("wls must be a tuple (phi, returns, phi_star) when zeta is None")
+    else:
+        phi = _input(wls[0], "phi", 2, fortran=True)
+        d_wls = <int>wls[0].shape[1]
+        _same_shape(wls[0], "phi", (n, d_wls))
+        returns = _input(wls[1], "returns", 1)
+        _same_shape(wls[1], "returns", (n,))
+        phi_star = _input(wls[2], "phi_star", 1)
+        _same_shape(wls[2], "phi_star", (d_wls,))
     if not (isinstance(optimizer, tuple) and len(optimizer) == 8):
         raise ValueError("optimizer must be a tuple (kind, lr, state0, state1, t, a, beta2, eps)")
     cdef int kind = optimizer[0]
@@ -211,23 +225,28 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     # Python-visible work: log π (N, H) for the exact PDIS fallback and Pro-WLS's kernels
     cdef cnp.ndarray log_pi_arr = _empty(n, h)
     cdef double* log_pi = _data(log_pi_arr)
-    cdef const double* dfdlam
-    cdef const double* lam
-    cdef const cnp.npy_bool* unc
     # C work: W1ᵀ, forward scratch, hidden, log_probs, probs, log_prob, entropy, g, c,
-    # discount, coef, coef_e, grad, backward work, optimiser buffer, per-episode coefficient
-    cdef Py_ssize_t sizes[16]
+    # discount, coef, coef_e, grad, backward work, optimiser buffer, per-episode coefficient,
+    # and Pro-WLS's λ, w, ∂f/∂y, ∂f/∂λ
+    cdef Py_ssize_t sizes[20]
     sizes[:] = [d * hd, (2 * a + 4) * PYPROG_ROWS, m * hd, m * a, m * a, m, m, nh, h, h,
-                m, m, p, d * hd + a + hd + 1, p, n]
+                m, m, p, d * hd + a + hd + 1, p, n, n, d_wls, n, n]
     cdef Py_ssize_t total = 0
-    for j in range(16):
+    for j in range(20):
         total += sizes[j] + 1
     cdef double* block = <double*>malloc(total * sizeof(double))
-    if block == NULL:
+    cdef cnp.npy_bool* unc = <cnp.npy_bool*>malloc(n + 1)  # λ unclipped
+    cdef Py_ssize_t* episode = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))  # idx // h
+    if block == NULL or unc == NULL or episode == NULL:
+        free(block)
+        free(unc)
+        free(episode)
         raise MemoryError()
-    cdef double* ptrs[16]
+    for k in range(m):
+        episode[k] = idx[k] // h if h > 0 else 0
+    cdef double* ptrs[20]
     cdef double* cursor = block
-    for j in range(16):
+    for j in range(20):
         ptrs[j] = cursor
         cursor += sizes[j] + 1
     cdef double* w1t = ptrs[0]
@@ -246,6 +265,10 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef double* bwork = ptrs[13]
     cdef double* obuf = ptrs[14]
     cdef double* per = ptrs[15]
+    cdef double* lam = ptrs[16]
+    cdef double* w_wls = ptrs[17]
+    cdef double* dfdy = ptrs[18]
+    cdef double* dfdlam = ptrs[19]
     cdef const double* W1 = th
     cdef const double* b1 = th + hd * d
     cdef const double* W = th + n_hid
@@ -307,23 +330,26 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                     for k in range(m):
                         coef[k] = g[idx[k]]
                 else:
-                    # Pro-WLS: mask · (∂f/∂λ_i) λ_i [λ_i unclipped], from the kernels
-                    with gil:
-                        lam_arr, unc_arr = episode_ratios(log_pi_arr, log_beta, mask, clip)
-                        wls_out = wls_forecast(wls[0], lam_arr, wls[1], wls[2])
-                        if wls_out[4] == RANK_DEFICIENT:
-                            status = U_NO_FORECAST
-                        else:
-                            lam = _data(<cnp.ndarray>lam_arr)
-                            unc = <const cnp.npy_bool*>cnp.PyArray_DATA(<cnp.ndarray>unc_arr)
-                            dfdlam = _data(<cnp.ndarray>wls_out[3])
-                            for i in range(n):
-                                per[i] = dfdlam[i] * lam[i] * (1.0 if unc[i] else 0.0)
-                    if status != U_DONE:
+                    # Pro-WLS: mask · (∂f/∂λ_i) λ_i [λ_i unclipped], by the kernels' own code
+                    # (episode_ratios, wls_forecast) without the GIL
+                    _episode_ratios(log_pi, lb, mk, n, h, log_clip, lam, unc)
+                    for i in range(n):
+                        if not isfinite(lam[i]):  # the exact ratio (or its error)
+                            with gil:
+                                _exact_ratios(log_pi_arr, log_beta, mask, clip_value, lam, unc)
+                            break
+                    wls_status = _wls_solve(phi, lam, returns, phi_star, n, d_wls, &f_wls,
+                                            w_wls, dfdy, dfdlam)
+                    if wls_status < 0:
+                        with gil:
+                            raise MemoryError()
+                    if wls_status == RANK_DEFICIENT:
+                        status = U_NO_FORECAST
                         break
+                    for i in range(n):
+                        per[i] = dfdlam[i] * lam[i] * (1.0 if unc[i] else 0.0)
                     for k in range(m):
-                        e = idx[k] // h if h > 0 else 0
-                        coef[k] = mk[idx[k]] * per[e]
+                        coef[k] = mk[idx[k]] * per[episode[k]]
                 # backward pass: grad = [∂W1, ∂b1, ∂W, ∂b]
                 for j in range(p):
                     grad[j] = 0.0
@@ -360,4 +386,6 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                 step += 1
     finally:
         free(block)
+        free(unc)
+        free(episode)
     return step, status, t_adam

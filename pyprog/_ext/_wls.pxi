@@ -190,21 +190,36 @@ def wls_forecast(phi, weights, y, phi_star):
     cdef const double* lam = _input(weights, "weights", 1)
     cdef const double* Y = _input(y, "y", 1)
     cdef const double* ps = _input(phi_star, "phi_star", 1)
-    cdef int n = <int>phi.shape[0], d = <int>phi.shape[1], two = 2, info = 0
+    cdef int n = <int>phi.shape[0], d = <int>phi.shape[1], status
     _same_shape(weights, "weights", (n,))
     _same_shape(y, "y", (n,))
     _same_shape(phi_star, "phi_star", (d,))
-    cdef int i, j, k, status = CHOLESKY
-    cdef char lower = b'L'
-    cdef double f = 0.0, anorm = 0.0, col, rcond = 0.0, cond = 1.0, sum_dfdy = 0.0
-    cdef double top_lam = 0.0, top_y = 0.0
-    cdef int e_lam, e_y
+    cdef double f = 0.0
     cdef cnp.ndarray w_out = _empty(d), dfdy_out = _empty(n), dfdw_out = _empty(n)
     cdef double* w = _data(w_out)
     cdef double* dfdy = _data(dfdy_out)
     cdef double* dfdw = _data(dfdw_out)
-    if n == 0 or d == 0:
+    with nogil:
+        status = _wls_solve(X, lam, Y, ps, n, d, &f, w, dfdy, dfdw)
+    if status < 0:
+        raise MemoryError()
+    if status == RANK_DEFICIENT:
         return _rank_deficient(w_out, dfdy_out, dfdw_out)
+    return f, w_out, dfdy_out, dfdw_out, status
+
+
+cdef int _wls_solve(const double* X, const double* lam, const double* Y, const double* ps,
+                    int n, int d, double* f_out, double* w, double* dfdy,
+                    double* dfdw) noexcept nogil:
+    """The work of ``wls_forecast`` (also run by policy_update), on its checked inputs:
+    its status, or -1 when out of memory; f and the outputs are set unless rank-deficient."""
+    cdef int i, j, k, status = CHOLESKY, two = 2, info = 0
+    cdef char lower = b'L'
+    cdef double f = 0.0, anorm = 0.0, col, rcond = 0.0, cond = 1.0, sum_dfdy = 0.0
+    cdef double top_lam = 0.0, top_y = 0.0
+    cdef int e_lam, e_y
+    if n == 0 or d == 0:
+        return RANK_DEFICIENT
     # A (d×d), rhs (d×2: [b, φ*], then [w, u]), scale (d), dpocon's work (3d), scratch
     cdef double* A = <double*>malloc((d * d + 6 * d + PYPROG_BLOCK + n) * sizeof(double))
     cdef int* iwork = <int*>malloc(d * sizeof(int))
@@ -212,7 +227,7 @@ def wls_forecast(phi, weights, y, phi_star):
     if A == NULL or iwork == NULL:
         free(A)
         free(iwork)
-        raise MemoryError()
+        return -1
     cdef double* rhs = A + d * d
     cdef double* scale = rhs + 2 * d
     cdef double* work = scale + d
@@ -221,93 +236,90 @@ def wls_forecast(phi, weights, y, phi_star):
     cdef bint in_range = True
     e_lam = 0
     e_y = 0
-    with nogil:
-        # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
-        pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
-        # magnitudes far from 1 (or an overflow) in A or b: rescale λ and y exactly
-        for j in range(d):
-            if not (ldexp(1.0, -SAFE_EXPONENT) <= A[j + j * d] <= ldexp(1.0, SAFE_EXPONENT)
-                    and fabs(rhs[j]) <= ldexp(1.0, SAFE_EXPONENT)):
-                in_range = False
-        if not in_range:
-            # λ → λ·4**k (√λ exact too), y → y·2**m, with
-            # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored)
-            for i in range(n):
-                top_lam = lam[i] if lam[i] > top_lam else top_lam
-                top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
-            e_lam = _pow2_exponent(top_lam, True)
-            e_y = _pow2_exponent(top_y, False)
-            if e_lam != 0 or e_y != 0:
-                scaled = <double*>malloc(2 * n * sizeof(double))
-                if scaled != NULL:
-                    for i in range(n):
-                        scaled[i] = ldexp(lam[i], e_lam)
-                        scaled[n + i] = ldexp(Y[i], e_y)
-                    lam = scaled
-                    Y = scaled + n
-                    pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
+    # A = Φᵀ Λ Φ ;  b = Φᵀ Λ y
+    pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
+    # magnitudes far from 1 (or an overflow) in A or b: rescale λ and y exactly
+    for j in range(d):
+        if not (ldexp(1.0, -SAFE_EXPONENT) <= A[j + j * d] <= ldexp(1.0, SAFE_EXPONENT)
+                and fabs(rhs[j]) <= ldexp(1.0, SAFE_EXPONENT)):
+            in_range = False
+    if not in_range:
+        # λ → λ·4**k (√λ exact too), y → y·2**m, with
+        # top_lam = np.fmax.reduce(λ), top_y = np.fmax.reduce(|y|)   (NaN ignored)
+        for i in range(n):
+            top_lam = lam[i] if lam[i] > top_lam else top_lam
+            top_y = fabs(Y[i]) if fabs(Y[i]) > top_y else top_y
+        e_lam = _pow2_exponent(top_lam, True)
+        e_y = _pow2_exponent(top_y, False)
+        if e_lam != 0 or e_y != 0:
+            scaled = <double*>malloc(2 * n * sizeof(double))
+            if scaled != NULL:
+                for i in range(n):
+                    scaled[i] = ldexp(lam[i], e_lam)
+                    scaled[n + i] = ldexp(Y[i], e_y)
+                lam = scaled
+                Y = scaled + n
+                pyprog_weighted_gram(X, lam, Y, n, d, A, rhs, scratch)
     if (e_lam != 0 or e_y != 0) and scaled == NULL:
         free(A)
         free(iwork)
-        raise MemoryError()
-    with nogil:
-        # As = D A D, D = diag(A)^(-1/2), and its 1-norm:  A⁻¹ = D As⁻¹ D
+        return -1
+    # As = D A D, D = diag(A)^(-1/2), and its 1-norm:  A⁻¹ = D As⁻¹ D
+    for j in range(d):
+        if not A[j + j * d] > 0.0:
+            info = -1
+        scale[j] = 1.0 / sqrt(A[j + j * d])
+    if info == 0:
+        for k in range(d):
+            col = 0.0
+            for j in range(d):
+                A[j + k * d] = A[j + k * d] * scale[j] * scale[k]
+                col = col + fabs(A[j + k * d])
+            anorm = col if col > anorm else anorm
+            rhs[k] = rhs[k] * scale[k]
+            rhs[d + k] = ps[k] * scale[k]
+        # [w, u] = D cho_solve(cho_factor(As), D [b, φ*]) if cond(As) <= 1e4   (LAPACK)
+        dpotrf(&lower, &d, A, &d, &info)
+    if info == 0:
+        dpocon(&lower, &d, A, &d, &anorm, &rcond, work, iwork, &info)
+        if not rcond >= RCOND_CHOLESKY_MIN:
+            info = -1
+    if info == 0:
+        dpotrs(&lower, &d, &two, A, &d, rhs, &d, &info)
+        for k in range(d):
+            rhs[k] = rhs[k] * scale[k]
+            rhs[d + k] = rhs[d + k] * scale[k]
+    if info != 0:
+        status = LSTSQ
+        if _qr_solve(X, lam, Y, ps, n, d, rhs, rhs + d, &cond, dfdy_qr) != 0:
+            status = RANK_DEFICIENT
+    if status != RANK_DEFICIENT:
+        # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
+        pyprog_wls_outputs(X, lam, Y, n, d, rhs, rhs + d, dfdy, dfdw)
+    if status == LSTSQ:
+        for i in range(n):
+            dfdy[i] = dfdy_qr[i]
+    if status == LSTSQ:
+        # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
+        for i in range(n):
+            sum_dfdy = sum_dfdy + fabs(dfdy[i])
+        if cond * DBL_EPSILON * (sum_dfdy if sum_dfdy > 1.0 else 1.0) > FORECAST_ERROR_MAX:
+            status = RANK_DEFICIENT
+    if status != RANK_DEFICIENT:
+        # undo the rescaling: w · 2**-e_y, dfdweights · 2**(e_lam - e_y)
         for j in range(d):
-            if not A[j + j * d] > 0.0:
-                info = -1
-            scale[j] = 1.0 / sqrt(A[j + j * d])
-        if info == 0:
-            for k in range(d):
-                col = 0.0
-                for j in range(d):
-                    A[j + k * d] = A[j + k * d] * scale[j] * scale[k]
-                    col = col + fabs(A[j + k * d])
-                anorm = col if col > anorm else anorm
-                rhs[k] = rhs[k] * scale[k]
-                rhs[d + k] = ps[k] * scale[k]
-            # [w, u] = D cho_solve(cho_factor(As), D [b, φ*]) if cond(As) <= 1e4   (LAPACK)
-            dpotrf(&lower, &d, A, &d, &info)
-        if info == 0:
-            dpocon(&lower, &d, A, &d, &anorm, &rcond, work, iwork, &info)
-            if not rcond >= RCOND_CHOLESKY_MIN:
-                info = -1
-        if info == 0:
-            dpotrs(&lower, &d, &two, A, &d, rhs, &d, &info)
-            for k in range(d):
-                rhs[k] = rhs[k] * scale[k]
-                rhs[d + k] = rhs[d + k] * scale[k]
-        if info != 0:
-            status = LSTSQ
-            if _qr_solve(X, lam, Y, ps, n, d, rhs, rhs + d, &cond, dfdy_qr) != 0:
-                status = RANK_DEFICIENT
-        if status != RANK_DEFICIENT:
-            # dfdy = λ (Φ u) ;  dfdweights = (Φ u) (y − Φ w)
-            pyprog_wls_outputs(X, lam, Y, n, d, rhs, rhs + d, dfdy, dfdw)
-        if status == LSTSQ:
+            w[j] = ldexp(rhs[j], -e_y)
+        # f = φ* · w
+        for j in range(d):
+            f += ps[j] * w[j]
+        if e_lam != 0 or e_y != 0:
             for i in range(n):
-                dfdy[i] = dfdy_qr[i]
-        if status == LSTSQ:
-            # error bound of f relative to max|y|: cond(√ΛΦ) · eps · Σ|∂f/∂y|
-            for i in range(n):
-                sum_dfdy = sum_dfdy + fabs(dfdy[i])
-            if cond * DBL_EPSILON * (sum_dfdy if sum_dfdy > 1.0 else 1.0) > FORECAST_ERROR_MAX:
-                status = RANK_DEFICIENT
-        if status != RANK_DEFICIENT:
-            # undo the rescaling: w · 2**-e_y, dfdweights · 2**(e_lam - e_y)
-            for j in range(d):
-                w[j] = ldexp(rhs[j], -e_y)
-            # f = φ* · w
-            for j in range(d):
-                f += ps[j] * w[j]
-            if e_lam != 0 or e_y != 0:
-                for i in range(n):
-                    dfdw[i] = ldexp(dfdw[i], e_lam - e_y)
+                dfdw[i] = ldexp(dfdw[i], e_lam - e_y)
     free(A)
     free(iwork)
     free(scaled)
-    if status == RANK_DEFICIENT:
-        return _rank_deficient(w_out, dfdy_out, dfdw_out)
-    return f, w_out, dfdy_out, dfdw_out, status
+    f_out[0] = f
+    return status
 
 
 cdef tuple _rank_deficient(cnp.ndarray w_out, cnp.ndarray dfdy_out, cnp.ndarray dfdw_out):

@@ -365,6 +365,14 @@ static void pyprog_ratio_sums(const double *restrict log_pi, const double *restr
     const ptrdiff_t full = h / 8 * 8;
     pyprog_v8 sum = pyprog_v8_set(0.0), d[8];
     for (ptrdiff_t t = 0; t < full; t += 8) {
+        if (h > PYPROG_PREFETCH) { /* as in pyprog_v8_pdis_forward */
+            const ptrdiff_t ahead = t + PYPROG_PREFETCH < h ? t + PYPROG_PREFETCH : h - 1;
+            for (int l = 0; l < 8; l++) {
+                __builtin_prefetch(log_pi + l * h + ahead, 0, 3);
+                __builtin_prefetch(log_beta + l * h + ahead, 0, 3);
+                __builtin_prefetch(mask + l * h + ahead, 0, 3);
+            }
+        }
         pyprog_v8_log_ratio_tile(log_pi, log_beta, mask, h, t, d, NULL);
         for (int j = 0; j < 8; j++) sum = sum + d[j];
     }

@@ -2,9 +2,10 @@
 
 Run: ``pytest bench/bench_kernels.py --benchmark-columns=median,iqr,rounds``.
 Targets: fused PDIS >= 3x the fallback at (N, H) = (1000, 500) (issue 20: >= 15x) and
->= 10x a tuned NumPy version; WLS forecast with its gradients >= 5x at N = 1000, d = 7. The
-softmax-MLP passes have no target of their own: they are most of the NS-Reacher run
-(bench_runs.py), timed here at its mean buffer size.
+>= 10x a tuned NumPy version, with a streaming floor beside them (``-k floor``: reading the
+four inputs and writing the output, nothing else); WLS forecast with its gradients >= 5x at
+N = 1000, d = 7. The softmax-MLP passes have no target of their own: they are most of the
+NS-Reacher run (bench_runs.py), timed here at its mean buffer size.
 """
 
 import numpy as np
@@ -93,6 +94,49 @@ def bench_pdis_weights_tuned(benchmark, impl, pdis, ratios, role, n, h):
     g, J = benchmark(pdis, log_pi, log_beta, rewards, mask, 0.99, 10.0)
     g_ref, J_ref = fallback.pdis_weights(log_pi, log_beta, rewards, mask, 0.99, 10.0)
     np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
+
+
+def pdis_streaming_floor(log_pi, log_beta, rewards, mask, gamma, clip, rows=64):
+    """Read ``pdis_weights``' four inputs once and write an (N, H) output once: no more.
+
+    Blocks of ``rows`` rows (4 x 256 KB at H = 500, in L2) so that each input comes from
+    memory once and the output goes there once (``out = log_pi + log_beta + rewards + mask``,
+    the 2nd and 3rd passes over the block in cache). Any ``pdis_weights`` must move at least
+    these bytes, so its time bounds the kernel from below on this machine: the roofline.
+    ``gamma`` and ``clip`` are unused (same signature as the kernels).
+    """
+    out = np.empty_like(log_pi)
+    for start in range(0, log_pi.shape[0], rows):
+        block = slice(start, start + rows)
+        np.add(log_pi[block], log_beta[block], out=out[block])
+        out[block] += rewards[block]
+        out[block] += mask[block]
+    return out, out[:, 0]
+
+
+FLOOR = [
+    ("streaming-floor", pdis_streaming_floor, "floor"),
+    ("cython", compiled.pdis_weights, "kernel"),
+    ("numpy-tuned", pdis_weights_tuned, "tuned"),
+]
+
+
+@pytest.mark.parametrize("impl, pdis, what", FLOOR, ids=[i[0] for i in FLOOR])
+def bench_pdis_weights_floor(benchmark, impl, pdis, what):
+    """The kernel beside the streaming floor: time(kernel) / time(floor) is how far from the
+    roofline it runs; (time(tuned) / time(floor)) is the most any kernel could gain over tuned
+    NumPy with these inputs and outputs. Ratios printed with ``floor`` as the candidate."""
+    n, h = 1000, 500
+    benchmark.group = f"pdis_weights (N, H) = ({n}, {h}) vs streaming floor"
+    # the summary prints baseline / candidate: kernel time / floor time
+    benchmark.extra_info.update(
+        impl=impl, role={"floor": "candidate", "kernel": "baseline"}.get(what)
+    )
+    log_pi, log_beta, rewards, mask = episodes(n, h)
+    g, J = benchmark(pdis, log_pi, log_beta, rewards, mask, 0.99, 10.0)
+    assert g.shape == (n, h)
+    if what == "floor":
+        np.testing.assert_array_equal(g, log_pi + log_beta + rewards + mask)
 
 
 @pytest.mark.parametrize("impl, pdis, ratios, role", TUNED, ids=[i[0] for i in TUNED])

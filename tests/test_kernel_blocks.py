@@ -1,13 +1,13 @@
 """PDIS and episode ratios run 8 rows side by side (compiled): every row as if it ran alone.
 
-The compiled kernels put blocks of 8 episodes in one vector (on AVX-512 CPUs; PDIS up to 64
-steps) and run the last ``N % 8`` rows, and every row shorter than 8 steps, one by one; a
-row of ``H`` steps is cut in tiles of 8 steps, the last one overlapping its neighbour when 8
-does not divide ``H``. These tests aim
-at the seams: row counts and lengths around multiples of 8, masks with holes, clipping,
-``gamma < 1``, non-finite values, and rows that overflow inside a block. Both backends must
-match the definition; the compiled one must also give each row exactly (bit for bit) what
-it gives that row alone.
+The compiled kernels put blocks of 8 episodes in one vector (on AVX-512 CPUs; past 64 steps
+PDIS also prefetches each row ahead) and run the last ``N % 8`` rows, and every row shorter
+than 8 steps, one by one; a row of ``H`` steps is cut in tiles of 8 steps, the last one
+overlapping its neighbour when 8 does not divide ``H``. These tests aim at the seams: row
+counts and lengths around multiples of 8, masks with holes, clipping, ``gamma < 1``,
+non-finite values, and rows that overflow inside a block. Both backends must match the
+definition; the compiled one must also give each row exactly (bit for bit) what it gives
+that row alone.
 """
 
 import numpy as np
@@ -22,7 +22,7 @@ except ImportError:  # no compiler at install time: the fallback alone is tested
 
 KERNEL_MODULES = [fallback] + ([compiled] if compiled is not None else [])
 SHAPES = [(8, 8), (9, 8), (15, 9), (16, 15), (17, 16), (24, 17), (7, 100), (33, 1), (40, 7),
-          (16, 64), (9, 65), (23, 501), (1, 64)]  # fmt: skip
+          (16, 64), (9, 65), (16, 129), (8, 136), (23, 501), (1, 64)]  # fmt: skip
 
 
 @pytest.fixture(params=KERNEL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])

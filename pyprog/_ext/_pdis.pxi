@@ -8,7 +8,6 @@
 
 cdef extern from "_loops.h" nogil:
     enum: PYPROG_EPISODES
-    enum: PYPROG_EPISODES_MAX_STEPS
     int pyprog_rows_side_by_side()
     void pyprog_pdis_rows(const double* log_pi, const double* log_beta,
                           const double* rewards, const double* mask, const double* discount,
@@ -95,9 +94,8 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
     _same_shape(mask, "mask", shape)
     cdef double base = _gamma(gamma), clip_value = _clip(clip)
     cdef Py_ssize_t n = shape[0], h = shape[1], i, t
-    # blocks of PYPROG_EPISODES rows need 8 steps or more (shorter rows go one by one), and
-    # gain up to PYPROG_EPISODES_MAX_STEPS (longer rows, too, go one by one)
-    cdef bint blocks = _SIDE_BY_SIDE and 8 <= h <= PYPROG_EPISODES_MAX_STEPS
+    # blocks of PYPROG_EPISODES rows need 8 steps or more (shorter rows go one by one)
+    cdef bint blocks = _SIDE_BY_SIDE and h >= 8
     cdef Py_ssize_t n_blocked = n - n % PYPROG_EPISODES if blocks else 0, b
     cdef cnp.ndarray g_out = _empty(n, h), J_out = _empty(n)
     cdef double* g = _data(g_out)

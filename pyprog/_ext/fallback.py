@@ -106,13 +106,32 @@ def _actions(a, m, n_actions):
     return a
 
 
-def _output(out, k, name, shape):
-    """Check out[k] (when an output tuple is given): float64, C-contiguous, writeable."""
+def _input_real(a, name, ndim, real=None):
+    """``_input``, or for ``real=float32`` (float32 policies: the softmax passes, when
+    ``obs`` is float32) the same checks for a float32 array."""
+    if real is None:
+        return _input(a, name, ndim)
+    ok = (
+        isinstance(a, np.ndarray)
+        and a.dtype == np.float32
+        and a.dtype.isnative
+        and a.ndim == ndim
+        and a.flags.aligned
+        and a.flags.c_contiguous
+    )
+    if not ok:
+        raise ValueError(f"{name} must be a {ndim}-D C-contiguous float32 ndarray, as obs is")
+    return a
+
+
+def _output(out, k, name, shape, real=None):
+    """Check out[k] (when an output tuple is given): float64 (or ``real``), C-contiguous,
+    writeable."""
     if out is None:
         return
     arr = out[k]
     label = f"out[{k}] ({name})"
-    _input(arr, label, len(shape))
+    _input_real(arr, label, len(shape), real)
     _same_shape(arr, label, shape)
     if not arr.flags.writeable:
         raise ValueError(f"{label} must be writeable")
@@ -422,6 +441,11 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
         log_prob  = log_probs[m, actions[m]]
         entropy   = −Σ_a probs log_probs
 
+    This NumPy twin also runs in float32 (float32 policies, ``Hyper(dtype="float32")``):
+    when ``obs`` is float32, every float array (and ``out``) must be float32 and the
+    results are float32. The compiled ``softmax_forward`` takes float64 only (its float32
+    instance runs inside ``policy_update``).
+
     Parameters
     ----------
     obs : ndarray of float64, shape (M, D)
@@ -445,12 +469,13 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     log_prob : ndarray of float64, shape (M,)
     entropy : ndarray of float64, shape (M,)
     """
-    _input(obs, "obs", 2)
+    real = obs.dtype if isinstance(obs, np.ndarray) and obs.dtype == np.float32 else None
+    _input_real(obs, "obs", 2, real)
     m, d = obs.shape
-    _input(W1, "W1", 2)
-    _input(b1, "b1", 1)
-    _input(W, "W", 2)
-    _input(b, "b", 1)
+    _input_real(W1, "W1", 2, real)
+    _input_real(b1, "b1", 1, real)
+    _input_real(W, "W", 2, real)
+    _input_real(b, "b", 1, real)
     hd, a = W1.shape[0], W.shape[0]
     _same_shape(W1, "W1", (hd, d))
     _same_shape(b1, "b1", (hd,))
@@ -461,14 +486,14 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     _actions(actions, m, a)
     _out_tuple(out)
     if hd > 0:
-        _output(out, 0, "hidden", (m, hd))
+        _output(out, 0, "hidden", (m, hd), real)
     for k, name, shape in (
         (1, "log_probs", (m, a)),
         (2, "probs", (m, a)),
         (3, "log_prob", (m,)),
         (4, "entropy", (m,)),
     ):
-        _output(out, k, name, shape)
+        _output(out, k, name, shape, real)
     hidden = np.tanh(obs @ W1.T + b1) if W1.shape[0] else obs
     logits = hidden @ W.T + b
     top = logits.max(axis=1, keepdims=True)
@@ -499,6 +524,8 @@ def softmax_backward(
         dpre = (dz @ W) ⊙ (1 − hidden²)                 (hidden layer only)
         ∂W1 = dpreᵀ obs,    ∂b1 = Σ_m dpre
 
+    In float32 when ``obs`` is float32 (every float array then float32, as the result).
+
     Parameters
     ----------
     obs : ndarray of float64, shape (M, D)
@@ -516,10 +543,11 @@ def softmax_backward(
     grad : ndarray of float64, shape (P,)
         ``[∂W1.ravel(), ∂b1, ∂W.ravel(), ∂b]``, P = Hd (D + 1) + A (F + 1).
     """
-    _input(obs, "obs", 2)
+    real = obs.dtype if isinstance(obs, np.ndarray) and obs.dtype == np.float32 else None
+    _input_real(obs, "obs", 2, real)
     m, d = obs.shape
-    _input(W1, "W1", 2)
-    _input(W, "W", 2)
+    _input_real(W1, "W1", 2, real)
+    _input_real(W, "W", 2, real)
     hd, a = W1.shape[0], W.shape[0]
     f = hd if hd > 0 else d
     _same_shape(W1, "W1", (hd, d))
@@ -535,7 +563,7 @@ def softmax_backward(
         (coef_log_prob, "coef_log_prob", (m,)),
         (coef_entropy, "coef_entropy", (m,)),
     ):
-        _input(arr, name, len(shape))
+        _input_real(arr, name, len(shape), real)
         _same_shape(arr, name, shape)
     # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
     dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))

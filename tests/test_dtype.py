@@ -12,13 +12,14 @@ what a wrong gradient (a dropped entropy term, a wrong coefficient) moves θ.
 
 import numpy as np
 import pytest
-from test_update import POLICIES, cython_only, twins
+from test_update import POLICIES, cython_only, play, twins
 
+from pyprog._ext.backend import backend
 from pyprog.cli.main import main
 from pyprog.experiments.grid import grid_tasks
 from pyprog.experiments.sweep import sweep_tasks
 from pyprog.learn.hyperparams import Hyper, paper_hyper
-from pyprog.learn.learners import LEARNERS, FTRLPG
+from pyprog.learn.learners import FTRLPG, LEARNERS
 from pyprog.learn.policies import GaussianPolicy, SoftmaxLinear
 from pyprog.results.keys import setting_hash
 from pyprog.results.store import ResultStore
@@ -27,8 +28,24 @@ SOFTMAX = ["linear", "mlp", "reco", "reacher"]
 
 
 def one_update(name, policy_name, optimizer, **hyper):
-    """θ before, and after one update, of a compiled-or-Python learner pair."""
-    pair = twins(name, policy_name, optimizer, **hyper)
+    """θ before, and after one update, of the compiled and the Python learner (the Python
+    one alone on the NumPy backend)."""
+    if backend() == "cython":
+        pair = twins(name, policy_name, optimizer, **hyper)
+    else:
+        hyper = Hyper(
+            lr=0.05,
+            delta=2,
+            inner_steps=5,
+            d=2,
+            entropy_lambda=0.1,
+            clip=3.0,
+            gamma=0.9,
+            optimizer=optimizer,
+            **hyper,
+        )  # fmt: skip  (as test_update.twins)
+        pair = [LEARNERS[name](POLICIES[policy_name](), hyper, 4, compiled=False)]
+        play(pair[0], np.random.default_rng(3), 12, 4)
     before = pair[0].policy.theta.copy()
     for learner in pair:
         assert learner.update() is True
@@ -56,7 +73,9 @@ def test_float32_update_is_the_float64_update_to_1e_4(name, policy_name, optimiz
     for theta32, theta64 in zip(f32, f64, strict=True):
         assert np.abs(theta32 - theta64).max() <= 1e-4 * step
     # and it is float32 that ran: the Python passes' arrays are float32, θ stays float64
-    learner = twins(name, policy_name, optimizer, dtype="float32")[1]
+    hyper = Hyper(lr=0.05, delta=2, inner_steps=5, d=2, optimizer=optimizer, dtype="float32")
+    learner = LEARNERS[name](POLICIES[policy_name](), hyper, 4, compiled=False)
+    play(learner, np.random.default_rng(3), 12, 4)
     assert learner.policy.dtype == np.float32 and learner.policy.theta.dtype == np.float64
     learner.update()
     assert learner._ev.log_probs.dtype == np.float32

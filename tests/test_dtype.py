@@ -151,3 +151,15 @@ def test_python_twin_in_float32_checks_its_inputs():
         fallback.softmax_forward(obs, np.array([0, 1]), W1, b1, W.astype(float), b)
     assert SoftmaxLinear(1, 2).dtype == np.float64
     assert POLICIES  # the shared policies of test_update
+
+
+def test_a_policy_switching_precision_reuses_no_array_of_the_other_dtype():
+    policy = SoftmaxLinear(2, 3)
+    obs, actions = np.ones((4, 2)), np.array([0, 1, 2, 0])
+    ev = policy.evaluate(obs, actions)
+    policy.dtype = np.dtype(np.float32)
+    ev32 = policy.evaluate(obs, actions, out=ev)
+    assert ev32.log_probs.dtype == np.float32
+    np.testing.assert_allclose(ev32.log_prob, np.log(1 / 3), rtol=1e-6)
+    grad = policy.backward(ev32, coef_log_prob=np.ones(4))
+    assert grad.dtype == np.float64 and np.isfinite(grad).all()

@@ -61,7 +61,7 @@ def work_array(
     """
     arr = work.get(key)
     m = shape[0]
-    if arr is None or arr.shape[1:] != shape[1:] or arr.shape[0] < m:
+    if arr is None or arr.shape[1:] != shape[1:] or arr.shape[0] < m or arr.dtype != dtype:
         arr = work[key] = np.empty((m + m // 4, *shape[1:]), dtype)
     return arr[:m]
 

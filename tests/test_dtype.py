@@ -163,3 +163,30 @@ def test_a_policy_switching_precision_reuses_no_array_of_the_other_dtype():
     np.testing.assert_allclose(ev32.log_prob, np.log(1 / 3), rtol=1e-6)
     grad = policy.backward(ev32, coef_log_prob=np.ones(4))
     assert grad.dtype == np.float64 and np.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce"])
+def test_every_grid_command_takes_dtype(command):
+    from pyprog.cli.main import build_parser
+
+    required = {"run": ["--out", "o"], "sweep": ["--store", "s.sqlite"], "reproduce": []}[command]
+    parser = build_parser()
+    assert parser.parse_args([command, *required]).dtype is None  # each setting's own
+    assert parser.parse_args([command, *required, "--dtype", "float32"]).dtype == "float32"
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, *required, "--dtype", "half"])
+
+
+def test_reproduce_float32_keeps_the_gaussian_policy_float64(monkeypatch, tmp_path):
+    from pyprog.paper import reproduce as rep
+
+    seen = {}
+
+    def stop(todo, *args, **kwargs):
+        seen["dtypes"] = {(t.env, t.hyper.dtype) for t in todo}
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rep, "run_tasks", stop)
+    with pytest.raises(KeyboardInterrupt):
+        rep.reproduce(tmp_path, quick=True, dtype="float32")
+    assert seen["dtypes"] == {("reco", "float32"), ("reacher", "float32"), ("diabetes", "float64")}

@@ -36,7 +36,10 @@ def _extensions():
         "pyprog._ext._kernels",
         sources=[os.path.join("pyprog", "_ext", "_kernels.pyx")],
         # the kernel families _kernels.pyx includes: rebuild when one changes, ship them in sdists
-        depends=sorted(glob.glob(os.path.join("pyprog", "_ext", "_*.pxi"))),
+        depends=sorted(
+            glob.glob(os.path.join("pyprog", "_ext", "_*.pxi"))
+            + glob.glob(os.path.join("pyprog", "_ext", "_*.h"))
+        ),
         include_dirs=[os.path.join("pyprog", "_ext"), numpy.get_include()],
         extra_compile_args=EXTRA_COMPILE_ARGS,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

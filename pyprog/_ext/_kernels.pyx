@@ -127,6 +127,18 @@ cdef extern from "_policy.h" nogil:
         const double* log_probs, const double* probs, const double* entropy,
         const double* coef_log_prob, const double* coef_entropy, double* gW1t, double* gb1,
         double* gW, double* gb, double* scratch)
+    # float32 instances of the same passes (_policy_real.h), for float32 policies
+    void pyprog_softmax_forward_f32(
+        const float* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
+        const float* W1t, const float* b1, Py_ssize_t hd, const float* W, const float* b,
+        Py_ssize_t a, float* hidden, float* log_probs, float* probs, float* log_prob,
+        float* entropy, float* scratch)
+    void pyprog_softmax_backward_f32(
+        const float* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
+        Py_ssize_t hd, const float* W, Py_ssize_t a, const float* hidden,
+        const float* log_probs, const float* probs, const float* entropy,
+        const float* coef_log_prob, const float* coef_entropy, float* gW1t, float* gb1,
+        float* gW, float* gb, float* scratch)
 
 
 cdef enum Elementwise:

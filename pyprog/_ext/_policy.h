@@ -17,6 +17,9 @@
  * forward pass runs chunks of samples through each hidden unit (tanh vectorised across
  * samples), the backward pass keeps its gradient accumulators in registers. The NumPy
  * twins in fallback.py compute the same with whole arrays.
+ *
+ * The passes themselves are in _policy_real.h, instantiated here for double and for float
+ * (suffix _f32: float32 policies, Hyper(dtype="float32")).
  */
 #ifndef PYPROG_POLICY_H
 #define PYPROG_POLICY_H
@@ -38,370 +41,89 @@ static inline double pyprog_tanh(double x) {
     return copysign(fabs(em1) / (2.0 + em1), x);
 }
 
-/* The softmax of a block of n <= PYPROG_ROWS samples whose logits zc are stored column by
-   column (zc[c * PYPROG_ROWS + i]), vectorised across the samples:
-   log π = z − lse, lse = top + log Σ_c exp(z_c − top); π = exp(z − top) / Σ; H = −Σ π log π.
-   ec, top, total, inv, ent are scratch; outputs are row-major, for samples 0..n−1. */
-static inline void pyprog_softmax_block(double *restrict zc, double *restrict ec,
-                                        double *restrict top, double *restrict total,
-                                        double *restrict inv, double *restrict ent, ptrdiff_t n,
-                                        ptrdiff_t a, const int64_t *restrict actions,
-                                        double *restrict log_probs, double *restrict probs,
-                                        double *restrict log_prob, double *restrict entropy) {
-    const ptrdiff_t B = PYPROG_ROWS;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        top[i] = zc[i];
-        total[i] = 0.0;
-        ent[i] = 0.0;
-    }
-    for (ptrdiff_t c = 1; c < a; c++)
-        for (ptrdiff_t i = 0; i < n; i++) top[i] = zc[c * B + i] > top[i] ? zc[c * B + i] : top[i];
-    for (ptrdiff_t c = 0; c < a; c++)
-        for (ptrdiff_t i = 0; i < n; i++) {
-            ec[c * B + i] = pyprog_exp(zc[c * B + i] - top[i]);
-            total[i] += ec[c * B + i];
-        }
-    for (ptrdiff_t i = 0; i < n; i++) {
-        inv[i] = 1.0 / total[i];
-        top[i] += pyprog_log(total[i]); /* top is now lse */
-    }
-    for (ptrdiff_t c = 0; c < a; c++)
-        for (ptrdiff_t i = 0; i < n; i++) {
-            double lp = zc[c * B + i] - top[i];
-            double p = ec[c * B + i] * inv[i];
-            ent[i] -= p * lp;
-            log_probs[i * a + c] = lp;
-            probs[i * a + c] = p;
-        }
-    for (ptrdiff_t i = 0; i < n; i++) {
-        log_prob[i] = log_probs[i * a + actions[i]];
-        entropy[i] = ent[i];
-    }
+/* float32 primitives, branch-free so that they vectorise at 16 (AVX-512) or 8 lanes.
+   exp: x = k ln2 + r, |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7 (truncation
+   below 2e-8 relative), 2^k through the exponent bits; x is clamped to [−87, 88] (exp
+   stays a normal float; a NaN stays NaN). */
+static inline float pyprog_exp_f32(float x) {
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    float k = __builtin_roundf(x * 1.44269504f);
+    float r = (x - k * 0.693145752f) - k * 1.42860677e-6f; /* ln2 = hi + lo, hi exact in k */
+    float q = 1.0f / 5040.0f;
+    q = q * r + 1.0f / 720.0f;
+    q = q * r + 1.0f / 120.0f;
+    q = q * r + 1.0f / 24.0f;
+    q = q * r + 1.0f / 6.0f;
+    q = q * r + 0.5f;
+    q = q * r + 1.0f;
+    q = q * r + 1.0f;
+    union { int32_t i; float f; } scale = {.i = ((int32_t)k + 127) << 23};
+    return q * scale.f;
+}
+/* tanh: below |x| = 0.4 its odd Taylor series to x^13 (truncation below 1e-8 relative);
+   above, (1 − e) / (1 + e) with e = exp(−2|x|) <= 0.45 (no cancellation); sign restored. */
+static inline float pyprog_tanh_f32(float x) {
+    float ax = __builtin_fabsf(x), x2 = x * x;
+    float s = 21844.0f / 6081075.0f;
+    s = s * x2 - 1382.0f / 155925.0f;
+    s = s * x2 + 62.0f / 2835.0f;
+    s = s * x2 - 17.0f / 315.0f;
+    s = s * x2 + 2.0f / 15.0f;
+    s = s * x2 - 1.0f / 3.0f;
+    float small = ax + ax * x2 * s;
+    float e = pyprog_exp_f32(-2.0f * ax);
+    float large = (1.0f - e) / (1.0f + e);
+    return __builtin_copysignf(ax < 0.4f ? small : large, x);
+}
+/* log: once per sample (the log-sum-exp), through the double version */
+static inline float pyprog_log_f32(float x) { return (float)pyprog_log((double)x); }
+static inline float pyprog_dot_f32(const float *restrict a, const float *restrict b, ptrdiff_t n) {
+    float lane[PYPROG_LANES] = {0.0f};
+    float sum = 0.0f;
+    ptrdiff_t i = 0;
+    for (; i + PYPROG_LANES <= n; i += PYPROG_LANES)
+        for (int l = 0; l < PYPROG_LANES; l++) lane[l] += a[i + l] * b[i + l];
+    for (; i < n; i++) sum += a[i] * b[i];
+    for (int l = 0; l < PYPROG_LANES; l++) sum += lane[l];
+    return sum;
 }
 
-/* The forward pass with a hidden layer, for sizes known at compile time: chunks of
-   PYPROG_CHUNK samples run through each hidden unit together, so that tanh is
-   vectorised across samples and the A logits accumulate in registers over the units
-   (no horizontal sums). The chunk's hidden values are transposed into `hidden` (row-major)
-   through a small tile. Same arithmetic as the generic loops of pyprog_softmax_forward
-   (below) except for the order of the sums in the logits; 1.4x to 2.6x faster than them
-   (64 to 16 hidden units). */
-#define PYPROG_CHUNK 8
-#define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                    \
-    PYPROG_VECTOR_CLONES                                                                        \
-    static void NAME(const double *restrict obs, const int64_t *restrict actions, ptrdiff_t m, \
-                     const double *restrict W1t, const double *restrict b1,                    \
-                     const double *restrict W, const double *restrict b,                       \
-                     double *restrict hidden, double *restrict log_probs,                      \
-                     double *restrict probs, double *restrict log_prob,                        \
-                     double *restrict entropy, double *restrict scratch) {                     \
-        enum { B = PYPROG_ROWS, V = PYPROG_CHUNK };                                             \
-        double *zc = scratch, *ec = zc + (A) * B, *top = ec + (A) * B, *total = top + B;       \
-        double *inv = total + B, *ent = inv + B;                                                \
-        double sc[D][B], tile[HD][V]; /* the block's obs, column by column; hidden, chunk */   \
-        for (ptrdiff_t start = 0; start < m; start += B) {                                      \
-            ptrdiff_t n = m - start < B ? m - start : B;                                        \
-            for (int i = 0; i < B; i++) /* zero-padded: the last chunk may be partial */        \
-                for (int k = 0; k < (D); k++)                                                   \
-                    sc[k][i] = i < n ? obs[(start + i) * (D) + k] : 0.0;                        \
-            for (ptrdiff_t i0 = 0; i0 < n; i0 += V) {                                           \
-                double z[A][V];                                                                 \
-                for (int c = 0; c < (A); c++)                                                   \
-                    for (int v = 0; v < V; v++) z[c][v] = b[c];                                 \
-                for (int j = 0; j < (HD); j++) {                                                \
-                    /* h_j = tanh(b1_j + Σ_k W1[j, k] s_k);  z += W[:, j] h_j */               \
-                    double h[V];                                                                \
-                    for (int v = 0; v < V; v++) h[v] = b1[j];                                   \
-                    for (int k = 0; k < (D); k++)                                               \
-                        for (int v = 0; v < V; v++) h[v] += W1t[k * (HD) + j] * sc[k][i0 + v];  \
-                    for (int v = 0; v < V; v++) tile[j][v] = h[v] = pyprog_tanh(h[v]);          \
-                    for (int c = 0; c < (A); c++)                                               \
-                        for (int v = 0; v < V; v++) z[c][v] += W[c * (HD) + j] * h[v];          \
-                }                                                                               \
-                for (int c = 0; c < (A); c++)                                                   \
-                    for (int v = 0; v < V; v++) zc[c * B + i0 + v] = z[c][v];                   \
-                ptrdiff_t nv = n - i0 < V ? n - i0 : V;                                         \
-                for (ptrdiff_t v = 0; v < nv; v++)                                              \
-                    for (int j = 0; j < (HD); j++)                                              \
-                        hidden[(start + i0 + v) * (HD) + j] = tile[j][v];                       \
-            }                                                                                   \
-            pyprog_softmax_block(zc, ec, top, total, inv, ent, n, A, actions + start,           \
-                                 log_probs + start * (A), probs + start * (A), log_prob + start, \
-                                 entropy + start);                                              \
-        }                                                                                       \
-    }
+#define PYPROG_CAT_(a, b) a##b
+#define PYPROG_CAT(a, b) PYPROG_CAT_(a, b)
+#define PYPROG_F(name) PYPROG_CAT(name, PYPROG_SUFFIX)
 
-PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_16_2, 4, 16, 2)
-PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_32_2, 4, 32, 2)
-PYPROG_FORWARD_FIXED(pyprog_softmax_forward_4_64_2, 4, 64, 2)
-
-/* Whether two states are the same bits (so -0.0 and 0.0 differ, and NaN is never the same). */
-static inline int pyprog_same_state(const double *x, const double *y, ptrdiff_t d) {
-    for (ptrdiff_t k = 0; k < d; k++)
-        if (pyprog_double_to_bits(x[k]) != pyprog_double_to_bits(y[k])) return 0;
-    return 1;
-}
-
-/* The forward pass of a linear softmax with few features (hd = 0, d < PYPROG_LINEAR_FAST_D:
-   NS-Reco's one input): each logit z = b + (0 + s_0 W_0 + … + s_{d−1} W_{d−1}) — the sums
-   pyprog_dot's short loop makes, in the same order — computed feature by feature across a
-   block's samples, which vectorises (the generic loop below makes one short dot product per
-   sample and action: for NS-Reco that took 3/4 of the update). Up to 3 features, GCC compiles
-   pyprog_dot's short loop as a chain of fused multiply-adds, as it does the loop below, so
-   the two give the same bits (tests/test_run_regression.py); from 4 on it multiplies a
-   vector of products first, unfused, and a fused loop here would differ in the last bit. */
+/* Linear policies with fewer features than this take the feature-by-feature forward pass
+   (pyprog_softmax_forward_linear in _policy_real.h). */
 #define PYPROG_LINEAR_FAST_D 4
-PYPROG_VECTOR_CLONES
-static void pyprog_softmax_forward_linear(const double *restrict obs,
-                                          const int64_t *restrict actions, ptrdiff_t m,
-                                          ptrdiff_t d, const double *restrict W,
-                                          const double *restrict b, ptrdiff_t a,
-                                          double *restrict log_probs, double *restrict probs,
-                                          double *restrict log_prob, double *restrict entropy,
-                                          double *restrict scratch) {
-    const ptrdiff_t B = PYPROG_ROWS;
-    double *zc = scratch, *ec = zc + a * B, *top = ec + a * B, *total = top + B;
-    double *inv = total + B, *ent = inv + B;
-    for (ptrdiff_t start = 0; start < m; start += B) {
-        ptrdiff_t n = m - start < B ? m - start : B;
-        const double *s = obs + start * d;
-        /* A block of one repeated state (a bandit's constant context, as NS-Reco's): its
-           softmax for the first sample only (nc = 1), then copied — a sample's results
-           depend on its state alone, so the bits are those of the whole block's pass. */
-        ptrdiff_t same = 1;
-        while (same < n && pyprog_same_state(s + same * d, s, d)) same++;
-        ptrdiff_t nc = same == n ? 1 : n;
-        double *lp_out = log_probs + start * a, *p_out = probs + start * a;
-        if (nc == 1 && start > 0 && pyprog_same_state(s, s - d, d)) {
-            /* the state of the previous block's last sample, whose results are there */
-            memcpy(lp_out, lp_out - a, a * sizeof(double));
-            memcpy(p_out, p_out - a, a * sizeof(double));
-            entropy[start] = entropy[start - 1];
-            log_prob[start] = lp_out[actions[start]];
-        } else {
-            for (ptrdiff_t c = 0; c < a; c++) {
-                double *z = zc + c * B;
-                /* z = b[c] + s @ W[c]  (the first product added to 0.0 in the same loop: a
-                   separate zeroing loop becomes a `rep stos`, slow for a block of one) */
-                double w0 = d > 0 ? W[c * d] : 0.0;
-                for (ptrdiff_t i = 0; i < nc; i++) z[i] = 0.0 + (d > 0 ? s[i * d] : 0.0) * w0;
-                for (ptrdiff_t k = 1; k < d; k++) {
-                    double w = W[c * d + k];
-                    for (ptrdiff_t i = 0; i < nc; i++) z[i] += s[i * d + k] * w;
-                }
-                for (ptrdiff_t i = 0; i < nc; i++) z[i] = b[c] + z[i];
-            }
-            pyprog_softmax_block(zc, ec, top, total, inv, ent, nc, a, actions + start,
-                                 log_probs + start * a, probs + start * a, log_prob + start,
-                                 entropy + start);
-        }
-        if (nc < n) {
-            /* log π, π and H of sample 0 to the others */
-            double h0 = entropy[start];
-            /* rows [0, k) to [k, 2k): a few long copies instead of one short one per row */
-            for (ptrdiff_t k = 1; k < n; k *= 2) {
-                ptrdiff_t rows = n - k < k ? n - k : k;
-                memcpy(lp_out + k * a, lp_out, rows * a * sizeof(double));
-                memcpy(p_out + k * a, p_out, rows * a * sizeof(double));
-            }
-            for (ptrdiff_t i = 1; i < n; i++) {
-                log_prob[start + i] = lp_out[actions[start + i]];
-                entropy[start + i] = h0;
-            }
-        }
-    }
-}
 
-/* Forward pass of m samples. W1t is W1 transposed (d x hd), so that the hidden layer is
-   computed unit-parallel; W is (a x f) row-major, f = hd if hd > 0 else d, so that each
-   logit is a dot product over contiguous memory. hidden (m x hd) receives
-   tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
-   (2 a + 4) * PYPROG_ROWS doubles. Shapes with a fixed-size instance (above) go to it. */
-PYPROG_VECTOR_CLONES
-static void pyprog_softmax_forward(const double *restrict obs, const int64_t *restrict actions,
-                                   ptrdiff_t m, ptrdiff_t d, const double *restrict W1t,
-                                   const double *restrict b1, ptrdiff_t hd,
-                                   const double *restrict W, const double *restrict b,
-                                   ptrdiff_t a, double *restrict hidden,
-                                   double *restrict log_probs, double *restrict probs,
-                                   double *restrict log_prob, double *restrict entropy,
-                                   double *restrict scratch) {
-#define PYPROG_FIXED_CALL(NAME) \
-    do { \
-        NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy, \
-             scratch); \
-        return; \
-    } while (0)
-    if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_16_2);
-    if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_32_2);
-    if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_forward_4_64_2);
-#undef PYPROG_FIXED_CALL
-    if (hd == 0 && d < PYPROG_LINEAR_FAST_D) {
-        pyprog_softmax_forward_linear(obs, actions, m, d, W, b, a, log_probs, probs, log_prob,
-                                      entropy, scratch);
-        return;
-    }
-    const ptrdiff_t B = PYPROG_ROWS;
-    ptrdiff_t f = hd > 0 ? hd : d;
-    double *zc = scratch;               /* a x B: the block's logits, column by column */
-    double *ec = zc + a * B;            /* a x B: exp(z − top) */
-    double *top = ec + a * B;           /* B */
-    double *total = top + B;            /* B */
-    double *inv = total + B;            /* B: 1 / total */
-    double *ent = inv + B;              /* B */
-    for (ptrdiff_t start = 0; start < m; start += B) {
-        ptrdiff_t n = m - start < B ? m - start : B;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            const double *s = obs + (start + i) * d;
-            const double *x = s;
-            if (hd > 0) {
-                double *h = hidden + (start + i) * hd;
-                /* h = tanh(b1 + Σ_k s_k W1[:, k]) */
-                for (ptrdiff_t j = 0; j < hd; j++) h[j] = b1[j];
-                for (ptrdiff_t k = 0; k < d; k++)
-                    for (ptrdiff_t j = 0; j < hd; j++) h[j] += s[k] * W1t[k * hd + j];
-                for (ptrdiff_t j = 0; j < hd; j++) h[j] = pyprog_tanh(h[j]);
-                x = h;
-            }
-            /* z = W x + b */
-            for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + pyprog_dot(x, W + c * f, f);
-        }
-        pyprog_softmax_block(zc, ec, top, total, inv, ent, n, a, actions + start,
-                             log_probs + start * a, probs + start * a, log_prob + start,
-                             entropy + start);
-    }
-}
+/* float64: the names without suffix */
+#define PYPROG_REAL double
+#define PYPROG_SUFFIX
+#define PYPROG_EXP pyprog_exp
+#define PYPROG_LOG pyprog_log
+#define PYPROG_TANH pyprog_tanh
+#define PYPROG_DOT pyprog_dot
+#include "_policy_real.h"
+#undef PYPROG_REAL
+#undef PYPROG_SUFFIX
+#undef PYPROG_EXP
+#undef PYPROG_LOG
+#undef PYPROG_TANH
+#undef PYPROG_DOT
 
-/* The backward pass for sizes known at compile time: the gradient accumulators
-   (a x f and d x hd doubles) then live in registers across all the samples instead of
-   being read and written back for every sample, about 5x faster. Instantiated for the
-   paper's policies (NS-Reacher's MLPs, NS-Reco's linear policy); other sizes take the
-   generic loops of pyprog_softmax_backward (below). Same arithmetic per sample; the sums
-   over samples are accumulated in the same order, so results agree to rounding. */
-#if defined(__GNUC__) && !defined(__clang__)
-/* For some sizes GCC's -O3 unrolls these small fixed loops completely and schedules the
-   vector code worse (2.5x slower at 16 hidden units, measured with GCC 12); those
-   instances are compiled at -O2 with the vectoriser, which keeps the loops. */
-#define PYPROG_O2 __attribute__((optimize("O2", "tree-vectorize", "no-trapping-math", "no-math-errno")))
-#else
-#define PYPROG_O2
-#endif
-#define PYPROG_O3
-
-#define PYPROG_BACKWARD_FIXED(NAME, A, HD, D, OPT)                                                   \
-    PYPROG_VECTOR_CLONES OPT                                                                    \
-    static void NAME(const double *restrict obs, const int64_t *restrict actions, ptrdiff_t m,  \
-                     const double *restrict W, const double *restrict hidden,                  \
-                     const double *restrict log_probs, const double *restrict probs,           \
-                     const double *restrict entropy, const double *restrict coef_log_prob,     \
-                     const double *restrict coef_entropy, double *restrict gW1t,               \
-                     double *restrict gb1, double *restrict gW, double *restrict gb) {         \
-        enum { F = (HD) > 0 ? (HD) : (D), H1 = (HD) > 0 ? (HD) : 1 };                            \
-        double aW[A][F] = {{0.0}}, ab[A] = {0.0}, aW1[D][H1] = {{0.0}}, ab1[H1] = {0.0};        \
-        for (ptrdiff_t i = 0; i < m; i++) {                                                     \
-            double cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];                \
-            const double *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
-            const double *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
-            if ((HD) == 0) {                                                                    \
-                /* linear: the taken action's dz += cl in registers, not through a store and   \
-                   a load (1.5x for NS-Reco's policy; the MLP instances keep the store: GCC    \
-                   then contracts their hidden-layer sums differently for AVX2) */             \
-                int64_t taken = actions[i];                                                     \
-                for (int c = 0; c < (A); c++) {                                                 \
-                    double v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                        \
-                    dz[c] = c == taken ? v + cl : v;                                            \
-                }                                                                               \
-            } else {                                                                            \
-                for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i])); \
-                dz[actions[i]] += cl;                                                           \
-            }                                                                                   \
-            for (int c = 0; c < (A); c++) {                                                     \
-                ab[c] += dz[c];                                                                 \
-                for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                           \
-            }                                                                                   \
-            if ((HD) > 0) {                                                                     \
-                for (int j = 0; j < H1; j++) {                                                  \
-                    double t = 0.0;                                                             \
-                    for (int c = 0; c < (A); c++) t += dz[c] * W[c * H1 + j];                   \
-                    dpre[j] = t * (1.0 - x[j] * x[j]);                                          \
-                    ab1[j] += dpre[j];                                                          \
-                }                                                                               \
-                for (int k = 0; k < (D); k++)                                                   \
-                    for (int j = 0; j < H1; j++) aW1[k][j] += s[k] * dpre[j];                   \
-            }                                                                                   \
-        }                                                                                       \
-        for (int c = 0; c < (A); c++) {                                                         \
-            gb[c] += ab[c];                                                                     \
-            for (int j = 0; j < F; j++) gW[c * F + j] += aW[c][j];                              \
-        }                                                                                       \
-        if ((HD) > 0) {                                                                         \
-            for (int k = 0; k < (D); k++)                                                       \
-                for (int j = 0; j < H1; j++) gW1t[k * H1 + j] += aW1[k][j];                     \
-            for (int j = 0; j < H1; j++) gb1[j] += ab1[j];                                      \
-        }                                                                                       \
-    }
-
-PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_16_2, 4, 16, 2, PYPROG_O2)
-PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_32_2, 4, 32, 2, PYPROG_O3)
-PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_4_64_2, 4, 64, 2, PYPROG_O3)
-PYPROG_BACKWARD_FIXED(pyprog_softmax_backward_5_0_1, 5, 0, 1, PYPROG_O3)
-
-/* Backward pass: accumulates into gW1t (d x hd), gb1 (hd), gW (a x f), gb (a), which
-   the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
-   a + hd doubles. Shapes with a fixed-size instance (above) go to it. */
-PYPROG_VECTOR_CLONES
-static void pyprog_softmax_backward(const double *restrict obs, const int64_t *restrict actions,
-                                    ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
-                                    const double *restrict W, ptrdiff_t a,
-                                    const double *restrict hidden,
-                                    const double *restrict log_probs,
-                                    const double *restrict probs,
-                                    const double *restrict entropy,
-                                    const double *restrict coef_log_prob,
-                                    const double *restrict coef_entropy,
-                                    double *restrict gW1t, double *restrict gb1,
-                                    double *restrict gW, double *restrict gb,
-                                    double *restrict scratch) {
-#define PYPROG_FIXED_CALL(NAME) \
-    do { \
-        NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy, \
-             gW1t, gb1, gW, gb); \
-        return; \
-    } while (0)
-    if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_16_2);
-    if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_32_2);
-    if (a == 4 && d == 2 && hd == 64) PYPROG_FIXED_CALL(pyprog_softmax_backward_4_64_2);
-    if (a == 5 && d == 1 && hd == 0) PYPROG_FIXED_CALL(pyprog_softmax_backward_5_0_1);
-#undef PYPROG_FIXED_CALL
-    ptrdiff_t f = hd > 0 ? hd : d;
-    double *dz = scratch, *dpre = scratch + a;
-    for (ptrdiff_t i = 0; i < m; i++) {
-        double cl = coef_log_prob[i], ce = coef_entropy[i];
-        if (cl == 0.0 && ce == 0.0) continue;
-        const double *s = obs + i * d;
-        const double *x = hd > 0 ? hidden + i * hd : s;
-        const double *lp = log_probs + i * a, *p = probs + i * a;
-        /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
-        for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
-        dz[actions[i]] += cl;
-        /* ∂W += dz xᵀ, ∂b += dz */
-        for (ptrdiff_t c = 0; c < a; c++) {
-            gb[c] += dz[c];
-            for (ptrdiff_t j = 0; j < f; j++) gW[c * f + j] += dz[c] * x[j];
-        }
-        if (hd > 0) {
-            /* dpre = (Wᵀ dz) ⊙ (1 − h²);  ∂W1 += dpre sᵀ, ∂b1 += dpre */
-            for (ptrdiff_t j = 0; j < hd; j++) dpre[j] = 0.0;
-            for (ptrdiff_t c = 0; c < a; c++)
-                for (ptrdiff_t j = 0; j < hd; j++) dpre[j] += dz[c] * W[c * hd + j];
-            for (ptrdiff_t j = 0; j < hd; j++) {
-                dpre[j] *= 1.0 - x[j] * x[j];
-                gb1[j] += dpre[j];
-            }
-            for (ptrdiff_t k = 0; k < d; k++)
-                for (ptrdiff_t j = 0; j < hd; j++) gW1t[k * hd + j] += s[k] * dpre[j];
-        }
-    }
-}
+/* float32: the same passes, names suffixed _f32 */
+#define PYPROG_REAL float
+#define PYPROG_SUFFIX _f32
+#define PYPROG_EXP pyprog_exp_f32
+#define PYPROG_LOG pyprog_log_f32
+#define PYPROG_TANH pyprog_tanh_f32
+#define PYPROG_DOT pyprog_dot_f32
+#include "_policy_real.h"
+#undef PYPROG_REAL
+#undef PYPROG_SUFFIX
+#undef PYPROG_EXP
+#undef PYPROG_LOG
+#undef PYPROG_TANH
+#undef PYPROG_DOT
 
 #endif /* PYPROG_POLICY_H */

@@ -76,7 +76,7 @@ cdef void _optimizer_step(int kind, double* theta, const double* grad, const dou
 
 
 def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, gamma, clip,
-                  steps, entropy_coef, zeta, wls, optimizer):
+                  steps, entropy_coef, zeta, wls, optimizer, single=False):
     """Every inner step of one update of a policy, in one call.
 
     Per step, at the current ``theta``::
@@ -120,6 +120,12 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         ``OPT_RMSPROP`` or ``OPT_ADAM``; lr (P,); the state arrays (P,) updated in place
         (RMSprop's square average in ``state0``; Adam's moments in both); Adam's step count
         ``t`` before the update; α (RMSprop) or β1 (Adam), β2 and ε.
+    single : bool, default False
+        Run a softmax policy's forward and backward passes in float32 (float32 policies):
+        θ rounded to float32 at every step, the observations once; log π enters the PDIS
+        weights, ratios and forecast as float64, the coefficients are rounded to float32
+        for the backward pass, and its gradient comes back as float64 to the optimiser,
+        whose state and θ stay float64.
 
     Returns
     -------
@@ -138,6 +144,9 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
             "('gaussian', mid, half, dscale, std, log_norm)"
         )
     cdef bint gauss = policy[0] == "gaussian"
+    cdef bint f32 = bool(single)
+    if f32 and gauss:
+        raise ValueError("single=True (float32 passes) is for the softmax policies only")
     cdef Py_ssize_t a, hd = 0, n_steps = steps
     cdef const double* mid = NULL
     cdef const double* half = NULL
@@ -273,6 +282,41 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef const double* b1 = th + hd * d
     cdef const double* W = th + n_hid
     cdef const double* b = th + n_hid + a * f
+    # float32 work (single=True): obs, θ, W1ᵀ, forward scratch, hidden, log_probs, probs,
+    # log_prob, entropy, coef, coef_e, grad, backward work
+    cdef Py_ssize_t sizes32[13]
+    sizes32[:] = [m * d, p, d * hd, (2 * a + 4) * PYPROG_ROWS, m * hd, m * a, m * a, m, m,
+                  m, m, p, d * hd + a + hd + 1]
+    cdef float* block32 = NULL
+    cdef float* ptrs32[13]
+    if f32:
+        total = 0
+        for j in range(13):
+            total += sizes32[j] + 1
+        block32 = <float*>malloc(total * sizeof(float))
+        if block32 == NULL:
+            free(block)
+            raise MemoryError()
+        ptrs32[0] = block32
+        for j in range(1, 13):
+            ptrs32[j] = ptrs32[j - 1] + sizes32[j - 1] + 1
+        for j in range(m * d):
+            ptrs32[0][j] = <float>s[j]
+        for k in range(m):
+            ptrs32[10][k] = <float>ce_value
+    cdef float* s32 = ptrs32[0]
+    cdef float* th32 = ptrs32[1]
+    cdef float* w1t32 = ptrs32[2]
+    cdef float* fscratch32 = ptrs32[3]
+    cdef float* hidden32 = ptrs32[4]
+    cdef float* lps32 = ptrs32[5]
+    cdef float* prs32 = ptrs32[6]
+    cdef float* lp32 = ptrs32[7]
+    cdef float* ent32 = ptrs32[8]
+    cdef float* coef32 = ptrs32[9]
+    cdef float* coef_e32 = ptrs32[10]
+    cdef float* grad32 = ptrs32[11]
+    cdef float* bwork32 = ptrs32[12]
     try:
         with nogil:
             for t in range(h):
@@ -297,6 +341,19 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                             lps[i * a + k] = z
                             acc += z * z
                         lp[i] = acc * -0.5 + log_norm
+                elif f32:
+                    # the same forward pass in float32, at θ rounded to float32
+                    for j in range(p):
+                        th32[j] = <float>th[j]
+                    for j in range(hd):
+                        for k in range(d):
+                            w1t32[k * hd + j] = th32[j * d + k]
+                    pyprog_softmax_forward_f32(s32, act, m, d, w1t32, th32 + hd * d, hd,
+                                               th32 + n_hid, th32 + n_hid + a * f, a,
+                                               hidden32 if hd > 0 else NULL, lps32, prs32,
+                                               lp32, ent32, fscratch32)
+                    for k in range(m):
+                        lp[k] = lp32[k]
                 else:
                     # forward pass at the current θ (W1 transposed, as softmax_forward does)
                     for j in range(hd):
@@ -364,6 +421,22 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                             for j in range(d):
                                 grad[k * d + j] += x * s[i * d + j]
                             grad[a * d + k] += x
+                elif f32:
+                    for j in range(p):
+                        grad32[j] = 0.0
+                    for j in range(d * hd):
+                        bwork32[j] = 0.0
+                    for k in range(m):
+                        coef32[k] = <float>coef[k]
+                    pyprog_softmax_backward_f32(s32, act, m, d, hd, th32 + n_hid, a,
+                                                hidden32 if hd > 0 else s32, lps32, prs32,
+                                                ent32, coef32, coef_e32, bwork32,
+                                                grad32 + hd * d, grad32 + n_hid,
+                                                grad32 + n_hid + a * f, bwork32 + d * hd)
+                    for j in range(p):
+                        grad[j] = grad32[j]
+                    for j in range(d * hd):
+                        bwork[j] = bwork32[j]
                 else:
                     pyprog_softmax_backward(s, act, m, d, hd, W, a, hidden if hd > 0 else s,
                                             lps, prs, ent, coef, coef_e, bwork, grad + hd * d,
@@ -388,4 +461,5 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         free(block)
         free(unc)
         free(episode)
+        free(block32)
     return step, status, t_adam

@@ -38,20 +38,20 @@ WLS_LSTSQ = 1
 WLS_RANK_DEFICIENT = 2
 
 
-def _input(a, name, ndim, fortran=False):
-    """``a`` itself if it is a float64 ndarray of ``ndim`` dimensions in the kernels'
-    layout (C-contiguous, or Fortran for ``fortran``), aligned, native byte order."""
-    layout = "Fortran" if fortran else "C"
+def _input(a, name, ndim, fortran=False, real=None):
+    """``a`` itself if it is a float64 (float32 if ``real`` is) ndarray of ``ndim`` dimensions
+    in the kernels' layout (C-contiguous, or Fortran for ``fortran``), aligned, native order."""
+    layout, dtype = "Fortran" if fortran else "C", np.dtype("f4" if real == "f4" else "f8")
     ok = (
         isinstance(a, np.ndarray)
-        and a.dtype == np.float64
+        and a.dtype == dtype
         and a.dtype.isnative
         and a.ndim == ndim
         and a.flags.aligned
         and (a.flags.f_contiguous if fortran else a.flags.c_contiguous)
     )
     if not ok:
-        raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous float64 ndarray")
+        raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous {dtype} ndarray")
     return a
 
 
@@ -106,13 +106,13 @@ def _actions(a, m, n_actions):
     return a
 
 
-def _output(out, k, name, shape):
-    """Check out[k] (when an output tuple is given): float64, C-contiguous, writeable."""
+def _output(out, k, name, shape, real=None):
+    """Check out[k] (when an output tuple is given): float64 (or real), C-contiguous, writeable."""
     if out is None:
         return
     arr = out[k]
     label = f"out[{k}] ({name})"
-    _input(arr, label, len(shape))
+    _input(arr, label, len(shape), real=real)
     _same_shape(arr, label, shape)
     if not arr.flags.writeable:
         raise ValueError(f"{label} must be writeable")
@@ -424,7 +424,7 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
 
     Parameters
     ----------
-    obs : ndarray of float64, shape (M, D)
+    obs : ndarray of float64, or float32 (then every float array, and the result), shape (M, D)
     actions : ndarray of int64, shape (M,)
         In [0, A) (checked: ValueError otherwise).
     W1 : ndarray of float64, shape (Hd, D)
@@ -445,12 +445,12 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     log_prob : ndarray of float64, shape (M,)
     entropy : ndarray of float64, shape (M,)
     """
-    _input(obs, "obs", 2)
+    _input(obs, "obs", 2, real=getattr(obs, "dtype", None))
     m, d = obs.shape
-    _input(W1, "W1", 2)
-    _input(b1, "b1", 1)
-    _input(W, "W", 2)
-    _input(b, "b", 1)
+    _input(W1, "W1", 2, real=obs.dtype)
+    _input(b1, "b1", 1, real=obs.dtype)
+    _input(W, "W", 2, real=obs.dtype)
+    _input(b, "b", 1, real=obs.dtype)
     hd, a = W1.shape[0], W.shape[0]
     _same_shape(W1, "W1", (hd, d))
     _same_shape(b1, "b1", (hd,))
@@ -461,14 +461,14 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     _actions(actions, m, a)
     _out_tuple(out)
     if hd > 0:
-        _output(out, 0, "hidden", (m, hd))
+        _output(out, 0, "hidden", (m, hd), obs.dtype)
     for k, name, shape in (
         (1, "log_probs", (m, a)),
         (2, "probs", (m, a)),
         (3, "log_prob", (m,)),
         (4, "entropy", (m,)),
     ):
-        _output(out, k, name, shape)
+        _output(out, k, name, shape, obs.dtype)
     hidden = np.tanh(obs @ W1.T + b1) if W1.shape[0] else obs
     logits = hidden @ W.T + b
     top = logits.max(axis=1, keepdims=True)
@@ -501,7 +501,7 @@ def softmax_backward(
 
     Parameters
     ----------
-    obs : ndarray of float64, shape (M, D)
+    obs : ndarray of float64, or float32 (then every float array, and the result), shape (M, D)
     actions : ndarray of int64, shape (M,)
     hidden, log_probs, probs, entropy : ndarray of float64
         What :func:`softmax_forward` returned, at the same parameters.
@@ -516,10 +516,10 @@ def softmax_backward(
     grad : ndarray of float64, shape (P,)
         ``[∂W1.ravel(), ∂b1, ∂W.ravel(), ∂b]``, P = Hd (D + 1) + A (F + 1).
     """
-    _input(obs, "obs", 2)
+    _input(obs, "obs", 2, real=getattr(obs, "dtype", None))
     m, d = obs.shape
-    _input(W1, "W1", 2)
-    _input(W, "W", 2)
+    _input(W1, "W1", 2, real=obs.dtype)
+    _input(W, "W", 2, real=obs.dtype)
     hd, a = W1.shape[0], W.shape[0]
     f = hd if hd > 0 else d
     _same_shape(W1, "W1", (hd, d))
@@ -535,7 +535,7 @@ def softmax_backward(
         (coef_log_prob, "coef_log_prob", (m,)),
         (coef_entropy, "coef_entropy", (m,)),
     ):
-        _input(arr, name, len(shape))
+        _input(arr, name, len(shape), real=obs.dtype)
         _same_shape(arr, name, shape)
     # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
     dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))

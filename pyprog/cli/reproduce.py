@@ -36,6 +36,7 @@ def cmd(args: argparse.Namespace) -> int:
         envs=envs,
         jobs=args.jobs,
         progress=None if args.quiet else progress_bar("pyprog reproduce"),
+        dtype=args.dtype,
     )
     for claim in result["claims"]:
         print(f"[{claim['headline']}] {claim['id']}: {claim['claim']}")
@@ -78,6 +79,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     rep.add_argument(
         "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
+    )
+    rep.add_argument(
+        "--dtype",
+        default=None,
+        choices=("float64", "float32"),
+        help="precision of the softmax policies' passes: float64 (default, the paper's "
+        "protocol) or float32 (NS-Reco and NS-Reacher; NS-Diabetes's Gaussian policy stays "
+        "float64)",
     )
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=cmd)

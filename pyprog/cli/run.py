@@ -62,6 +62,7 @@ def cmd(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=None if args.quiet else progress_bar("pyprog run"),
         horizon=args.horizon,
+        dtype=args.dtype,
     )
     table = regret_table(runs)
     print(format_table(table))
@@ -99,6 +100,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="most steps per episode, for environments that declare no episode length (no "
         "max_episode_steps, TimeLimit or horizon attribute); part of each run's store key "
         "(default: the environment's own length)",
+    )
+    run.add_argument(
+        "--dtype",
+        default=None,
+        choices=("float64", "float32"),
+        help="precision of the policies' forward and backward passes: float64 (default; the "
+        "paper's protocol) or float32 (softmax policies only; faster on NS-Reacher); float32 "
+        "is part of each run's store key",
     )
     run.add_argument(
         "--out", required=True, help="output folder (created with its parents if missing)"

@@ -34,7 +34,15 @@ def cmd(args: argparse.Namespace) -> int:
     if args.setting_seed < 0:
         raise ValueError(f"--setting-seed must be >= 0; got {args.setting_seed}")
     tasks = sweep.sweep_tasks(
-        envs, algos, speeds, args.settings, seeds, args.episodes, args.setting_seed, args.basis
+        envs,
+        algos,
+        speeds,
+        args.settings,
+        seeds,
+        args.episodes,
+        args.setting_seed,
+        args.basis,
+        args.dtype,
     )
     say_if_compiling(envs)
     report = sweep.run_sweep(
@@ -70,6 +78,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=("fourier", "poly", "linear", "auto"),
         help="time basis of the forecasts: fourier, poly, linear, or auto (chosen by "
         "backtests at every select_every episodes; default: fourier)",
+    )
+    sw.add_argument(
+        "--dtype",
+        default=None,
+        choices=("float64", "float32"),
+        help="precision of the policies' forward and backward passes: float64 (default; the "
+        "paper's protocol) or float32 (softmax policies only; faster on NS-Reacher); float32 "
+        "is part of each run's store key",
     )
     sw.add_argument(
         "--setting-seed", type=int, default=0, help="seed of the settings' draw (default: 0)"

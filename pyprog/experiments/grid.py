@@ -52,6 +52,7 @@ __all__ = [
     "read_results",
     "read_runs",
     "run_grid",
+    "with_dtype",
     "write_regret_table",
 ]
 
@@ -180,13 +181,15 @@ def grid_tasks(
     episodes: int = 1000,
     hyper: Any = None,
     horizon: int | None = None,
+    dtype: str | None = None,
 ) -> list[RunTask]:
     """Every (env, speed, algo, seed) of a grid, with its full setting resolved (so its store
     key is known before it runs); every setting is checked before any run.
 
     ``hyper`` is what :func:`pyprog.run` accepts (None: the paper's settings on built-in
     environments, pyprog's default elsewhere). Environments and speeds are checked by
-    :func:`check_grid_envs`, every setting before any run.
+    :func:`check_grid_envs`, every setting before any run. ``dtype`` (``"float64"`` or
+    ``"float32"``), when given, replaces every setting's ``Hyper.dtype``.
 
     Examples
     --------
@@ -211,6 +214,8 @@ def grid_tasks(
                     if setup.resolved.owned:
                         setup.resolved.environment.close()
                     settings[(e, a, s)] = setup.hyper
+    if dtype is not None:
+        settings = {k: with_dtype(h, dtype, k[0]) for k, h in settings.items()}
     return [
         RunTask(e, a, None if s is None else float(s), 0, settings[(e, a, s)], k, episodes, horizon)
         for e, speeds_of_e in env_speeds.items()
@@ -299,6 +304,24 @@ def export_results(store: ResultStore, out: str | os.PathLike, tasks: Sequence[R
     return export_csv(store, Path(out) / "results.csv", keys={t.key for t in tasks})
 
 
+def with_dtype(hyper: Hyper, dtype: str, env: str) -> Hyper:
+    """``hyper`` with ``dtype`` (a ValueError naming ``env`` for float32 with a Gaussian policy).
+
+    Examples
+    --------
+    >>> from pyprog.learn.hyperparams import paper_hyper
+    >>> with_dtype(paper_hyper("reco", "onpg", 2), "float32", "reco").dtype
+    'float32'
+    """
+    changed = hyper.replace(dtype=dtype)
+    if changed.dtype != "float64" and hyper.gauss_std is not None:
+        raise ValueError(
+            f"dtype {dtype!r} needs a softmax policy (discrete actions); {env} has a Gaussian "
+            "policy: use dtype float64"
+        )
+    return changed
+
+
 def run_grid(
     envs: Sequence[str],
     algos: Sequence[str],
@@ -310,6 +333,7 @@ def run_grid(
     jobs: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
     horizon: int | None = None,
+    dtype: str | None = None,
 ) -> list[StoredRun]:
     """Run every (env, algo, speed, seed) not yet in ``out/runs.sqlite``; export
     ``out/results.csv``; return the grid's runs.
@@ -338,6 +362,9 @@ def run_grid(
     horizon : int, optional
         Most steps per episode, for environments that declare no episode length (see
         :func:`pyprog.run`); part of each run's store key.
+    dtype : {"float64", "float32"}, optional
+        Precision of the policies' passes (``Hyper.dtype``) for every run; None keeps each
+        setting's own (float64 unless a setting says otherwise).
 
     Returns
     -------
@@ -351,7 +378,7 @@ def run_grid(
     """
     # validate the environments and settings here, before anything is written or any
     # worker starts
-    tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper, horizon)
+    tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper, horizon, dtype)
     out = Path(out)
     created = [p for p in (out, *out.parents) if not p.exists()]
     new_store = not (out / STORE_NAME).exists()

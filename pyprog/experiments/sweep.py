@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.experiments.grid import check_grid_envs, check_grid_size
+from pyprog.experiments.grid import check_grid_envs, check_grid_size, with_dtype
 from pyprog.experiments.runs import RunTask, run_tasks
 from pyprog.learn.hyperparams import ENVS, Hyper
 from pyprog.results.store import ResultStore
@@ -130,12 +130,14 @@ def sweep_tasks(
     episodes: int,
     setting_seed: int = 0,
     basis: str = "fourier",
+    dtype: str | None = None,
 ) -> list[SweepTask]:
     """Every (env, setting, algo, speed, seed) of a sweep, settings first so that a partial
     sweep has whole settings.
 
     ``speeds`` apply to the built-in environments (None: 0-4); any other environment runs
-    with speed None, and giving speeds with it is an error.
+    with speed None, and giving speeds with it is an error. ``dtype``, when given, replaces
+    every setting's ``Hyper.dtype`` (float32 policies: ``"float32"``).
     """
     seeds = list(seeds)
     env_speeds = check_grid_envs(envs, speeds)
@@ -150,6 +152,8 @@ def sweep_tasks(
             else draw_settings(env, settings, setting_seed, basis)
         )
         for s, hyper in enumerate(drawn):
+            if dtype is not None:
+                hyper = with_dtype(hyper, dtype, env)
             for algo in algos:
                 for speed in env_speeds[env]:
                     speed = None if speed is None else float(speed)

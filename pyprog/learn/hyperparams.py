@@ -23,6 +23,8 @@ from pyprog.utils.validation import check_int
 
 __all__ = [
     "ALGOS",
+    "DEFAULT_DTYPE",
+    "DTYPES",
     "ENVS",
     "MAX_INNER_STEPS",
     "MAX_LR",
@@ -43,6 +45,9 @@ ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
 SPEEDS = (0, 1, 2, 3, 4)
 #: Optimisers of :mod:`pyprog.learn.optim`.
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
+#: Precisions of a policy's passes (``Hyper.dtype``); the first is the default.
+DTYPES = ("float64", "float32")
+DEFAULT_DTYPE = DTYPES[0]
 #: The most gradient steps per update a setting may take (the paper's take at most 150).
 MAX_INNER_STEPS = 10_000
 #: The largest learning rate (of either layer) a setting may take; the paper's tuned rates
@@ -119,6 +124,13 @@ class Hyper:
         Standard deviation of the Gaussian policy (NS-Diabetes).
     buffer_size : int >= 1
         Episodes kept for the forecast.
+    dtype : {"float64", "float32"}
+        Precision of the policy's forward and backward passes over the stored steps (softmax
+        policies). ``"float32"`` runs them in single precision (parameters and features
+        rounded to float32 at every pass), while the PDIS sums, ratios, ζ, the forecast, the
+        parameters' master copy and the optimiser stay float64. The paper's protocol keeps
+        the default, ``"float64"``, which is left out of :meth:`to_dict` (and so of the
+        store's setting hashes) so that every float64 key stays what it was.
 
     Examples
     --------
@@ -144,6 +156,7 @@ class Hyper:
     hidden_lr: float = 1e-3
     gauss_std: float | None = None
     buffer_size: int = 1000
+    dtype: str = "float64"
 
     def __post_init__(self) -> None:
         checks = {
@@ -161,6 +174,7 @@ class Hyper:
             "optimizer": _choice("optimizer", self.optimizer, OPTIMIZERS),
             "hidden_lr": _number("hidden_lr", self.hidden_lr, 0.0, False, MAX_LR),
             "buffer_size": check_int("buffer_size", self.buffer_size, 1),
+            "dtype": _choice("dtype", self.dtype, DTYPES),
         }
         if checks["inner_steps"] > MAX_INNER_STEPS:
             raise ValueError(
@@ -193,8 +207,20 @@ class Hyper:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        """The setting as a plain dict (JSON-serialisable)."""
-        return dataclasses.asdict(self)
+        """The setting as a plain dict (JSON-serialisable).
+
+        ``dtype`` appears only when it is not the default ``"float64"``: a setting hashes
+        (:func:`pyprog.results.keys.setting_hash`) as it did before ``dtype`` existed.
+
+        Examples
+        --------
+        >>> "dtype" in Hyper(lr=0.01).to_dict(), Hyper(lr=0.01, dtype="float32").to_dict()["dtype"]
+        (False, 'float32')
+        """
+        values = dataclasses.asdict(self)
+        if values["dtype"] == DEFAULT_DTYPE:
+            del values["dtype"]
+        return values
 
     def replace(self, **changes: Any) -> Hyper:
         """A copy with some fields changed (validated again)."""

@@ -58,7 +58,8 @@ class Learner:
         backend, a policy other than softmax-linear, softmax-MLP and a Gaussian policy with
         finite bounds), False forces the
         Python loop, None uses the compiled loop where available. Both take the same
-        steps (to rounding: 1e-12 after one update in tests).
+        steps (to rounding: 1e-12 after one update in tests; with ``hyper.dtype="float32"``
+        both run the policy's passes in float32 and agree to float32 rounding).
 
     Attributes
     ----------
@@ -97,8 +98,14 @@ class Learner:
     def __init__(
         self, policy: Policy, hyper: Hyper, horizon: int, compiled: bool | None = None
     ) -> None:
+        if hyper.dtype != "float64" and (policy.compiled_policy() or ("",))[0] != "softmax":
+            raise ValueError(
+                f"dtype={hyper.dtype!r} needs a softmax policy (SoftmaxLinear, SoftmaxMLP); "
+                f"got {policy!r}: use dtype='float64'"
+            )
         self.policy = policy
         self.hyper = hyper
+        policy.dtype = np.dtype(hyper.dtype)  # the precision of its batched passes
         self.buffer = EpisodeBuffer.for_policy(policy, horizon, capacity=self._capacity(hyper))
         self.optimizer = make_optimizer(
             hyper.optimizer, policy.theta, policy.learning_rates(hyper.lr)
@@ -206,7 +213,7 @@ class Learner:
         done, status, t = kernels.policy_update(
             self.policy.theta, self.policy.compiled_policy(), flat.obs, flat.actions, flat.index,
             buf.log_beta, buf.rewards, buf.mask, h.gamma, h.clip, steps,
-            h.entropy_lambda / len(flat.index), zeta, wls, state,
+            h.entropy_lambda / len(flat.index), zeta, wls, state, h.dtype == "float32",
         )  # fmt: skip
         if kind == kernels.OPT_ADAM:
             opt.step_count = t

@@ -20,6 +20,7 @@ it is.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import time
@@ -82,6 +83,7 @@ def reproduce(
     jobs: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
     plan: Plan | None = None,
+    dtype: str | None = None,
 ) -> dict[str, Any]:
     """Run (or reuse) the paper's experiments and write figures, tables and ``summary.md``.
 
@@ -103,6 +105,10 @@ def reproduce(
         ``progress(done, total)`` per finished run.
     plan : Plan, optional
         A custom protocol instead of QUICK / FULL.
+    dtype : {"float64", "float32"}, optional
+        Precision of the policies' passes (``Hyper.dtype``) for every run of a softmax
+        policy (NS-Diabetes's Gaussian policy stays float64); None keeps the settings' own,
+        float64: the paper's protocol.
 
     Returns
     -------
@@ -132,6 +138,16 @@ def reproduce(
             settings_from += f" (the store {source} has no runs)"
     own = out / "runs.sqlite"
     tasks = plan_tasks(plan, envs, store_best)
+    if dtype is not None:
+        tasks = {
+            part: [
+                t
+                if t.hyper.gauss_std is not None  # a Gaussian policy: float64 only
+                else dataclasses.replace(t, hyper=t.hyper.replace(dtype=dtype))
+                for t in ts
+            ]
+            for part, ts in tasks.items()
+        }
     all_tasks = tasks["main"] + tasks["ablation"]
     in_source = set()
     if source is not None:

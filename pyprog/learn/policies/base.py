@@ -61,7 +61,7 @@ def work_array(
     """
     arr = work.get(key)
     m = shape[0]
-    if arr is None or arr.shape[1:] != shape[1:] or arr.shape[0] < m:
+    if arr is None or arr.shape[1:] != shape[1:] or arr.shape[0] < m or arr.dtype != dtype:
         arr = work[key] = np.empty((m + m // 4, *shape[1:]), dtype)
     return arr[:m]
 
@@ -107,11 +107,17 @@ class Policy:
         Shape of one action: ``()`` for discrete policies, ``(act_dim,)`` otherwise.
     action_dtype : numpy dtype
         ``int64`` for discrete policies, ``float64`` otherwise.
+    dtype : numpy dtype
+        float64 or float32: the precision of the batched passes (see ``Hyper.dtype``).
     """
 
     discrete: bool
     action_shape: tuple[int, ...]
     action_dtype: np.dtype
+    #: Precision of the batched passes (``evaluate``, ``backward``) over stored steps:
+    #: float64, or float32 for the softmax policies (a learner sets it from
+    #: ``Hyper.dtype``). ``theta`` and ``sample`` stay float64 either way.
+    dtype: np.dtype = np.dtype(np.float64)
 
     def __init__(self, obs_dim: int, layout: list[tuple[str, tuple[int, ...], str]]) -> None:
         self.obs_dim = obs_dim

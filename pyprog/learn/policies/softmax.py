@@ -16,6 +16,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from pyprog._ext import fallback
 from pyprog._ext.backend import kernels
 from pyprog.learn.policies.base import Policy, PolicyEval, work_array
 from pyprog.utils.validation import check_int, check_positive
@@ -124,15 +125,22 @@ class _SoftmaxPolicy(Policy):
         # probabilities, entropies and the taken actions' log-probabilities
         m, n = obs.shape[0], self.n_actions
         W1, b1 = self._hidden_layer()
+        W, b, K, dt = self.W, self.b, kernels, self.dtype
+        if dt != np.float64:
+            # float32 policies: the NumPy twin in float32 (the compiled twin of these passes
+            # runs inside kernels.policy_update); obs and θ rounded to float32
+            obs = np.ascontiguousarray(obs, dtype=dt)
+            W1, b1, W, b = (x.astype(dt) for x in (W1, b1, W, b))
+            K = fallback
         out = (
-            work_array(work, "hidden", (m, W1.shape[0])),
-            work_array(work, "log_probs", (m, n)),
-            work_array(work, "probs", (m, n)),
-            work_array(work, "log_prob", (m,)),
-            work_array(work, "entropy", (m,)),
+            work_array(work, "hidden", (m, W1.shape[0]), dt),
+            work_array(work, "log_probs", (m, n), dt),
+            work_array(work, "probs", (m, n), dt),
+            work_array(work, "log_prob", (m,), dt),
+            work_array(work, "entropy", (m,), dt),
         )
-        features, log_probs, probs, log_prob, entropy = kernels.softmax_forward(
-            obs, actions, W1, b1, self.W, self.b, out=out
+        features, log_probs, probs, log_prob, entropy = K.softmax_forward(
+            obs, actions, W1, b1, W, b, out=out
         )
         return SoftmaxEval(
             log_prob=log_prob,
@@ -160,14 +168,18 @@ class _SoftmaxPolicy(Policy):
         c_lp = zeros if c_lp is None else np.ascontiguousarray(c_lp, dtype=np.float64)
         c_h = zeros if c_h is None else np.ascontiguousarray(c_h, dtype=np.float64)
         W1, _ = self._hidden_layer()
+        W, K, dt = self.W, kernels, ev.log_probs.dtype
+        if dt != np.float64:  # float32 policies: as in _evaluate
+            W1, W, K = W1.astype(dt), W.astype(dt), fallback
+            c_lp, c_h = c_lp.astype(dt), c_h.astype(dt)
         args = (ev.obs, ev.actions, ev.features, ev.log_probs, ev.probs, ev.entropy)
         if out.ndim == 1:
-            out[...] = kernels.softmax_backward(*args, W1, self.W, c_lp, c_h)
+            out[...] = K.softmax_backward(*args, W1, W, c_lp, c_h)
             return
         # per-sample Jacobian (inspection and tests): one row at a time
         for k in range(m):
             row = tuple(x[k : k + 1] for x in args)
-            out[k] = kernels.softmax_backward(*row, W1, self.W, c_lp[k : k + 1], c_h[k : k + 1])
+            out[k] = K.softmax_backward(*row, W1, W, c_lp[k : k + 1], c_h[k : k + 1])
 
 
 class SoftmaxLinear(_SoftmaxPolicy):

@@ -128,9 +128,7 @@ def nwis_backtest_rows(c: Forecaster, origins, delta: int, n: int, ratios) -> np
     eps = np.finfo(np.float64).eps
     for r, (o, (phi, _, _)) in enumerate(zip(origins, designs, strict=True)):
         dfdy = ws[r] * (phi @ u[r])
-        if not (
-            np.isfinite(dfdy).all() and math.sqrt(cond[r]) * eps * np.abs(dfdy).sum() <= 1e-4
-        ):
+        if not (np.isfinite(dfdy).all() and math.sqrt(cond[r]) * eps * np.abs(dfdy).sum() <= 1e-4):
             raise ForecastError(f"{c}: ill-conditioned at origin {o}")
         rows[r, :o] = dfdy
     return rows

@@ -1,21 +1,26 @@
-"""``basis="auto"`` with its post-selection interval, side by side with a per-replicate loop
-(issue 18).
+"""``basis="auto"`` with its post-selection interval (issue 18), before and after the fast
+paths of :mod:`pyprog.forecast.backtests`, side by side in one run.
 
-Run: ``pytest bench/bench_selection.py --benchmark-columns=median,iqr,rounds``.
-Target: NIS, N = 1000, δ = 5, 2000 bootstrap draws (each repeating the selection among the
-13 default candidates over the backtest origins) in under 100 ms on one core. The backtests
-share work: NIS forecast weights are data-independent (one cached ζ per candidate and
-origin), and every replicate's backtests are one matrix product with the stacked weights.
+Run: ``taskset -c 0 pytest bench/bench_selection.py --benchmark-columns=median,iqr,rounds``.
+Target: N = 1000, δ = 5, 2000 bootstrap draws (each repeating the selection among the
+13 default candidates over the backtest origins) in under 100 ms on one core, NIS and NWIS.
+
+"before" is the same code with the two pieces the fast paths replaced put back (the
+backtest targets as a dense (B × N)·(N × origins) product; NWIS's backtest systems solved
+one origin at a time): both rows give the same numbers (asserted).
 """
+
+import math
 
 import numpy as np
 import pytest
 
 import pyprog
-from pyprog.forecast.forecasters import parse_forecaster
-from pyprog.forecast.selection import target_rows
+from pyprog.forecast import selection
+from pyprog.forecast.forecasters import ForecastError, parse_forecaster
 
 N, DELTA, B = 1000, 5, 2000
+RESULTS: dict = {}
 
 
 def drifting(n=N, seed=0):
@@ -24,49 +29,78 @@ def drifting(n=N, seed=0):
     return np.sin(2 * np.pi * t / 400) + rng.normal(0, 0.5, n)
 
 
-def per_replicate_loop(y, delta, n_boot, seed):
-    """The same selection and bootstrap, one replicate at a time (no shared product)."""
-    sel = pyprog.select_forecaster(y, delta)
-    n, m = len(y), len(sel.origins)
-    targets = target_rows(sel.origins, delta, n, np.ones(n))
-    Z = np.array([c.weights(n, delta) for c in sel.eligible])
-    fitted = np.full(n, y.mean())
-    resid = y - fitted
-    rng = np.random.default_rng(seed)
-    out = np.empty(n_boot)
-    for b in range(n_boot):
-        ystar = fitted + rng.choice([-1.0, 1.0], n) * resid
-        F = (sel.backtest @ ystar).reshape(len(sel.eligible), m)
-        loss = ((targets @ ystar)[None, :] - F * targets.sum(axis=1)) ** 2
-        out[b] = Z[np.argmin(loss.sum(axis=1))] @ ystar
-    return np.quantile(out, [0.05, 0.95])
+def dense_losses(y, backtest, origins, delta, ws, W, n_candidates):
+    """Before: the targets as a dense product with the (origins × N) target rows."""
+    targets = selection.target_rows(origins, delta, len(ws), ws)
+    return selection.origin_losses(y, backtest, targets, n_candidates)
 
 
-def bench_auto_interval_loop(benchmark):
+def per_origin_rows(c, origins, delta, n, ratios):
+    """Before: NWIS's backtest rows, one k×k solve and one ``cond`` per origin."""
+    rows = np.zeros((len(origins), n))
+    for r, o in enumerate(origins):
+        o = int(o)
+        phi, phi_star, kappa = c.design(o, delta)
+        w = kappa * ratios[:o]
+        if phi.shape[1] == 1:
+            if not w.sum() > 0:
+                raise ForecastError("no weight")
+            rows[r, :o] = w / w.sum()
+            continue
+        A = phi.T @ (w[:, None] * phi)
+        diag = np.diag(A)
+        if not (diag > 0).all():
+            raise ForecastError("a feature without weight")
+        scale = 1.0 / np.sqrt(diag)
+        As = A * np.outer(scale, scale)
+        try:
+            u = scale * np.linalg.solve(As, scale * phi_star)
+            cond = np.linalg.cond(As)
+        except np.linalg.LinAlgError:
+            raise ForecastError("singular") from None
+        dfdy = w * (phi @ u)
+        if not (math.sqrt(cond) * np.finfo(float).eps * np.abs(dfdy).sum() <= 1e-4):
+            raise ForecastError("ill-conditioned")
+        rows[r, :o] = dfdy
+    return rows
+
+
+@pytest.fixture(params=["before", "after"])
+def version(request, monkeypatch):
+    if request.param == "before":
+        monkeypatch.setattr(selection, "_origin_losses_sparse", dense_losses)
+        monkeypatch.setattr(selection, "nwis_backtest_rows", per_origin_rows)
+    return request.param
+
+
+def bench_auto_interval_nis(benchmark, version):
     benchmark.group = f"NIS basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
-    benchmark.extra_info.update(impl="per-replicate loop (NumPy)", role="baseline")
-    y = drifting()
-    pyprog.select_forecaster(y, DELTA)  # the cached ζ are shared by both
-    low, high = benchmark.pedantic(per_replicate_loop, (y, DELTA, B, 0), rounds=3, iterations=1)
-    assert low < high
-
-
-def bench_auto_interval(benchmark):
-    benchmark.group = f"NIS basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
-    benchmark.extra_info.update(impl=f"pyprog ({pyprog.backend()})", role="candidate")
-    benchmark.extra_info["target_seconds"] = 0.1
+    benchmark.extra_info.update(impl=f"{version} ({pyprog.backend()})", target_seconds=0.1)
     y = drifting()
     f = benchmark(pyprog.nis_forecast, y, DELTA, "auto", alpha=0.1, n_boot=B, seed=0)
     assert f.low <= f.value <= f.high
-    zeta = parse_forecaster(f.model).weights(N, DELTA)
-    assert f.value == pytest.approx(zeta @ y)
+    assert f.value == pytest.approx(parse_forecaster(f.model).weights(N, DELTA) @ y)
+    # main's result (tests/test_selection_speed.py), the same before and after
+    assert f.model == "fourier(d=9)"
+    assert [f.low, f.high] == pytest.approx([-0.43599588833207514, 0.09054637605548788])
 
 
-def bench_auto_select_nwis(benchmark):
+def bench_auto_interval_nwis(benchmark, version):
+    benchmark.group = f"NWIS basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
+    benchmark.extra_info.update(impl=f"{version} ({pyprog.backend()})", target_seconds=0.1)
+    G, lam = drifting(), np.random.default_rng(0).exponential(1.0, N)
+    f = benchmark(pyprog.nwis_forecast, G, lam, DELTA, "auto", alpha=0.1, n_boot=B, seed=0)
+    assert f.low <= f.value <= f.high
+    RESULTS.setdefault("nwis", (f.model, f.low, f.high))
+    assert (f.model, f.low, f.high) == RESULTS["nwis"]  # the same before and after
+
+
+def bench_auto_select_nwis(benchmark, version):
     """What Pro-WLS would pay per update: select on (G, λ) of 1000 episodes (no interval)."""
     benchmark.group = f"select_forecaster, NWIS, N = {N}, delta = {DELTA}"
-    benchmark.extra_info.update(impl=f"pyprog ({pyprog.backend()})", role="candidate")
+    benchmark.extra_info.update(impl=f"{version} ({pyprog.backend()})")
     rng = np.random.default_rng(0)
     G, lam = drifting(), rng.exponential(1.0, N)
     sel = benchmark(pyprog.select_forecaster, G, DELTA, lam)
-    assert sel.model in sel.scores
+    RESULTS.setdefault("select", sel.scores)
+    assert sel.scores == RESULTS["select"]

@@ -46,6 +46,7 @@ import numpy as np
 import scipy.stats
 
 from pyprog._ext.backend import kernels
+from pyprog.forecast.backtests import nwis_backtest_rows, target_sums
 from pyprog.forecast.forecasters import (
     BasisForecaster,
     Forecaster,
@@ -191,6 +192,8 @@ def _backtest_rows(c: Forecaster, origins, delta, n, ratios) -> np.ndarray:
     the kernel's refusal criterion ``cond(√ΛΦ)·eps·Σ|∂f/∂y| > 1e-4``; a weighted mean in
     closed form for a constant basis (window, EWMA, ``fourier(d=1)``).
     """
+    if ratios is not None:
+        return nwis_backtest_rows(c, origins, delta, n, ratios)
     rows = np.zeros((len(origins), n))
     for r, o in enumerate(origins):
         o = int(o)
@@ -242,6 +245,14 @@ def origin_losses(y, backtest, targets, n_candidates: int) -> np.ndarray:
     F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
     S1 = (y @ targets.T).astype(F.dtype)
     W = targets.sum(axis=1)
+    return F * (W * F - 2.0 * S1[:, None, :])
+
+
+def _origin_losses_sparse(y, backtest, origins, delta, ws, W, n_candidates: int) -> np.ndarray:
+    """:func:`origin_losses` with the targets gathered (:func:`target_sums`), not a
+    dense product with the (origins × N) target rows; ``W`` the rows' sums."""
+    F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
+    S1 = target_sums(y, origins, delta, ws).astype(F.dtype)
     return F * (W * F - 2.0 * S1[:, None, :])
 
 
@@ -484,7 +495,7 @@ def selected_interval(
     resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
     resid[~np.isfinite(resid)] = 0.0
     truth = float(Z[chosen] @ fitted)
-    targets = target_rows(selection.origins, delta, n, ws)
+    W = target_rows(selection.origins, delta, n, ws).sum(axis=1)
     back32 = selection.backtest.astype(np.float32)
     signs = rademacher_signs(n, n_boot, seed)
     origins = selection.origins
@@ -495,7 +506,9 @@ def selected_interval(
         bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
         ystar = fitted + (2.0 * bits - 1.0) * resid
         # selection in float32 (a 4-digit loss decides it), the forecasts in float64
-        losses = origin_losses(ystar.astype(np.float32), back32, targets, len(eligible))
+        losses = _origin_losses_sparse(
+            ystar.astype(np.float32), back32, origins, delta, ws, W, len(eligible)
+        )
         losses[:, ~usable, :] = np.inf
         pick = choose(losses, step)
         out = ystar @ Z.T

@@ -1,0 +1,62 @@
+"""``basis="auto"``'s fast paths give main's results (issue 18, speed).
+
+The expected values were produced by main (be9b7ff, before the fast paths) with
+``nis_forecast(y, delta, "auto", alpha=0.1, n_boot=B, seed=0)`` and the NWIS twin, on the
+Cython backend; the fallback backend agrees to float rounding (1e-12 relative here).
+"""
+
+import numpy as np
+import pytest
+
+import pyprog
+from pyprog.forecast import selection
+
+# (n, seed, delta, n_boot, NIS model, value, low, high, NWIS model, value, low, high)
+MAIN = [
+    (1000, 0, 5, 2000, "fourier(d=9)", -0.17272475613829363, -0.43599588833207514,
+     0.09054637605548788, "fourier(d=7)", -0.1038708467828583, -0.43248028784968484,
+     0.22473859428396825),
+    (300, 1, 1, 500, "fourier(d=7)", -0.9275886485547615, -1.327076806852552,
+     -0.46506421108528156, "fourier(d=3)", -1.3436182634790166, -1.7466030208788392,
+     -0.8177533507649971),
+    (300, 2, 5, 500, "fourier(d=3)", -1.3617433710552334, -1.6547125376140224,
+     -0.8303913932649344, "fourier(d=3)", -1.3958958027626027, -1.6975840258680062,
+     -0.8674545037405099),
+]  # fmt: skip
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    return np.sin(2 * np.pi * t / 400) + rng.normal(0, 0.5, n), rng.exponential(1.0, n)
+
+
+@pytest.mark.parametrize("case", MAIN, ids=lambda c: f"n{c[0]}-seed{c[1]}-delta{c[2]}")
+def test_auto_matches_main(case):
+    n, seed, delta, n_boot, nis_model, *nis, nwis_model = case[:9]
+    nwis = case[9:]
+    y, lam = _data(n, seed)
+    f = pyprog.nis_forecast(y, delta, "auto", alpha=0.1, n_boot=n_boot, seed=0)
+    g = pyprog.nwis_forecast(y, lam, delta, "auto", alpha=0.1, n_boot=n_boot, seed=0)
+    assert f.model == nis_model and g.model == nwis_model
+    assert [f.value, f.low, f.high] == pytest.approx(nis, rel=1e-12, abs=1e-12)
+    assert [g.value, g.low, g.high] == pytest.approx(list(nwis), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("delta", [1, 3, 5])
+def test_target_sums_equal_dense_product(delta):
+    rng = np.random.default_rng(delta)
+    n = 200
+    origins = np.arange(100, n - delta + 1, 7)
+    w = rng.exponential(1.0, n)
+    y = rng.normal(size=(4, n))
+    dense = y @ selection.target_rows(origins, delta, n, w).T
+    fast = selection.target_sums(y, origins, delta, w)
+    np.testing.assert_allclose(fast, dense, rtol=1e-13, atol=1e-13)
+
+
+def test_target_sums_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="y"):
+        selection.target_sums(np.zeros((2, 3, 4)), np.array([1]), 1, np.ones(4))
+    with pytest.raises(ValueError, match="weights"):
+        selection.target_sums(np.zeros((2, 5)), np.array([1]), 1, np.ones(4))

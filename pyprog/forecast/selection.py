@@ -398,29 +398,13 @@ def _power_of_two(x: float) -> float:
 
 
 def noise_variance(y, weights=None) -> float:
-    """A model-free estimate of the per-episode noise variance from local differences.
+    """Model-free noise variance: ``(2/3)·mean ẽ²``, ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2``.
 
-    The pseudo-residuals ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2`` of Gasser, Sroka &
-    Jennen-Steinmetz (1986, *Biometrika* 73:625–633) remove a smooth drift whatever model is
-    fitted, and ``E ẽ_i² = σ_i² + (σ_{i−1}² + σ_{i+1}²)/4``. Without weights (NIS) the
-    estimate is their GSJ normalisation ``(2/3)·mean ẽ²`` (cf. Rice 1984, *Ann. Statist.*
-    12:1215–1230). With weights (NWIS's λ) the target is ``Σ w_i² σ_i² / Σ w_i²``, the
-    noise of a λ-weighted target mean per unit of ``Σw²/(Σw)²``: the estimate is
-    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted
-    ``σ̄²`` (exact when the weights do not depend on the neighbours' noise). Unlike the
-    residuals of the chosen fit, it does not grow with that fit's misfit, which would be
-    subtracted from the backtest errors exactly when the model is wrong.
-
-    Parameters
-    ----------
-    y : array_like, shape (N,)
-    weights : array_like, shape (N,), optional
-        NWIS's ratios λ (non-negative).
-
-    Returns
-    -------
-    float
-        ``>= 0`` (0 for fewer than three episodes or no weight).
+    Gasser, Sroka & Jennen-Steinmetz (1986, *Biometrika* 73:625–633; cf. Rice 1984): the
+    pseudo-residuals drop a smooth drift whatever model is fitted (the chosen fit's residuals
+    also hold its misfit). With weights w (NWIS's λ), the target ``Σw²σ²/Σw²`` is estimated by
+    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted σ̄².
+    Returns a float ``>= 0`` (0 for fewer than three episodes or no weight).
 
     Examples
     --------
@@ -444,11 +428,7 @@ def noise_variance(y, weights=None) -> float:
 
 
 def backtest_mse(errors, noise_factor, s2: float) -> float:
-    """The chosen forecaster's mean squared forecast error, net of the targets' noise.
-
-    ``mse = mean_o(ē_o²) − s²·mean_o(Σ_j w_j²/(Σ_j w_j)²)`` (floored at 0): ``ē_o`` is the
-    backtest error against the targets' (weighted) mean, whose noise adds
-    ``s²Σw²/(Σw)²`` to its expected square.
+    """Forecast MSE net of the targets' noise: ``max(0, mean ē² − s²·mean(Σw²/(Σw)²))``.
 
     Examples
     --------

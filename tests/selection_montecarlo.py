@@ -7,7 +7,8 @@ arm 0 with probability 0.71 (the others 0.29/3 each). Per episode, ``Ĵ_i = (π/
 (NIS targets), ``λ_i = (π/β)(a_i)`` and ``G_i = r_i`` (NWIS). The truth is the mean of
 ``J(t) = Σ_k π_k μ_k(t)`` over the next δ episodes.
 
-``python tests/selection_montecarlo.py [REPS]`` prints the README's table.
+``python tests/selection_montecarlo.py [REPS [SEED]]`` prints the README's table (seed 2 by
+default: the noise estimate was chosen on seed 1, so the table's seeds are fresh).
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def run(shape, reps: int, seed: int = 0, alpha: float = 0.1, n_boot: int = 300):
     return result
 
 
-def main(reps: int) -> None:
+def main(reps: int, seed: int = 2) -> None:
     print(
         "| shape | est. | coverage auto | coverage fourier(d=5) | RMSE auto | "
         "best fixed (RMSE) | RMSE fourier(d=5) | auto / best |"
@@ -116,7 +117,7 @@ def main(reps: int) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for name, shape in SHAPES.items():
         start = time.perf_counter()
-        res = run(shape, reps)
+        res = run(shape, reps, seed=seed)
         for est, r in res.items():
             print(
                 f"| {name} | {est.upper()} | {r['coverage']:.3f} | {r['coverage_default']:.3f} "
@@ -127,4 +128,6 @@ def main(reps: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+    main(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 400, int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    )

@@ -23,7 +23,13 @@ from pyprog.forecast.forecasters import (
     WindowForecaster,
     parse_forecaster,
 )
-from pyprog.forecast.selection import DEFAULT_CANDIDATES, ljung_box, min_episodes_auto
+from pyprog.forecast.selection import (
+    DEFAULT_CANDIDATES,
+    backtest_mse,
+    ljung_box,
+    min_episodes_auto,
+    noise_variance,
+)
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
 
@@ -135,6 +141,45 @@ class TestSelection:
         assert f.warning is not None and "Ljung-Box" in f.warning
         quiet = nis_forecast(np.random.default_rng(1).normal(size=300), 1, "auto")
         assert quiet.warning is None
+
+
+class TestNoiseEstimate:
+    """The interval's noise variance comes from successive differences, not from the fit."""
+
+    def test_difference_estimate_ignores_the_drift(self):
+        # 200 seeds: the mean estimate is within 3 s.e. of its expectation under a fast
+        # sinusoid, to which a constant fit's residuals would add ~0.5
+        t = np.arange(300)
+        drift = np.sin(2 * np.pi * t / 60)
+        est = [
+            noise_variance(drift + np.random.default_rng(s).normal(0, 0.5, 300)) for s in range(200)
+        ]
+        se = np.std(est, ddof=1) / math.sqrt(len(est))
+        # E = σ² + (2/3)·mean((second difference of the drift / 2)²), exactly
+        bias = 2 / 3 * np.mean((drift[1:-1] - 0.5 * (drift[:-2] + drift[2:])) ** 2)
+        assert abs(np.mean(est) - 0.25 - bias) < 3 * se
+        resid = drift - drift.mean()
+        assert np.mean(est) < 0.25 + 0.1 * np.mean(resid**2)
+
+    def test_weighted_estimate_targets_the_w_squared_mean(self):
+        rng = np.random.default_rng(0)
+        w = rng.choice([0.5, 2.0], 20000)
+        sd = np.where(w > 1, 1.0, 3.0)  # heteroscedastic: Σw²σ²/Σw² = 1.6 at equal shares
+        y = rng.normal(0, sd)
+        target = float(np.sum(w**2 * sd**2) / np.sum(w**2))
+        assert noise_variance(y, w) == pytest.approx(target, rel=0.1)
+        assert noise_variance(y, np.ones_like(y)) == pytest.approx(noise_variance(y))
+
+    def test_degenerate_inputs_give_zero(self):
+        assert noise_variance([1.0]) == 0.0
+        assert noise_variance([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) == 0.0
+        assert noise_variance([1.0, 1.0, 1.0]) == 0.0
+
+    def test_backtest_mse_subtracts_the_noise_and_floors_at_zero(self):
+        e = np.array([1.0, -1.0, 2.0])
+        assert backtest_mse(e, np.full(3, 0.5), 1.0) == pytest.approx(2.0 - 0.5)
+        assert backtest_mse(e, np.full(3, 0.5), 100.0) == 0.0
+        assert backtest_mse(np.zeros(0), np.zeros(0), 1.0) == 0.0
 
 
 class TestForecastResult:

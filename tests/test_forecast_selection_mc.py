@@ -19,22 +19,19 @@ import pytest
 from selection_montecarlo import SHAPES, run
 
 REPS = 200
+#: Seed of the simulated logs (the README table's; the method was chosen on seed 1).
+SEED = 2
 #: (shape, estimator) pairs measured to miss the bar (README table, 200 logs each).
 KNOWN_MISSES: set[tuple[str, str]] = {
     (shape, est)
-    for shape in (
-        "short sinusoid (period 60)",
-        "long sinusoid (period 600)",
-        "sum of sinusoids",
-        "smooth step",
-    )
+    for shape in ("long sinusoid (period 600)", "sum of sinusoids", "smooth step")
     for est in ("nis", "nwis")
 }
 
 
 @pytest.fixture(scope="module")
 def results():
-    return {name: run(shape, REPS, seed=0) for name, shape in SHAPES.items()}
+    return {name: run(shape, REPS, seed=SEED) for name, shape in SHAPES.items()}
 
 
 def _mark(name, est):

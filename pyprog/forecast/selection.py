@@ -29,6 +29,12 @@ Lepski's method and of SLOPE-type model choice, where the list is ordered by com
 the data pick the point where extra flexibility stops paying); it is cheap because NIS
 forecast weights do not depend on the data (one cached ζ per candidate and origin).
 
+Interval (:func:`selected_interval`): a wild bootstrap repeating the selection per
+replicate, widened to ``value ± z·√mse``, ``mse`` the chosen forecaster's backtest error net
+of the targets' noise (:func:`backtest_mse`). That noise variance is model-free
+(:func:`noise_variance`): taken from the chosen fit's residuals, it also held the misfit and
+shrank the widening exactly under misfit (README table: what this changed).
+
 Misspecification check: a Ljung–Box test (Ljung & Box 1978) of the chosen candidate's
 backtest errors ``ē_o = Σ_j w_j(y_j − f_o)/Σ_j w_j`` at origins at least δ apart (so that
 their targets do not overlap), ``m`` of them, for ``h = max(1, min(5, m // 4))`` lags
@@ -62,8 +68,10 @@ __all__ = [
     "MAX_ORIGINS",
     "MIN_ORIGINS",
     "Selection",
+    "backtest_mse",
     "ljung_box",
     "min_episodes_auto",
+    "noise_variance",
     "select_forecaster",
     "selected_interval",
 ]
@@ -400,6 +408,51 @@ def _power_of_two(x: float) -> float:
     return math.ldexp(1.0, math.frexp(x)[1])
 
 
+def noise_variance(y, weights=None) -> float:
+    """Model-free noise variance: ``(2/3)·mean ẽ²``, ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2``.
+
+    Gasser, Sroka & Jennen-Steinmetz (1986, *Biometrika* 73:625–633; cf. Rice 1984): the
+    pseudo-residuals drop a smooth drift whatever model is fitted (the chosen fit's residuals
+    also hold its misfit). With weights w (NWIS's λ), the target ``Σw²σ²/Σw²`` is estimated by
+    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted σ̄².
+    Returns a float ``>= 0`` (0 for fewer than three episodes or no weight).
+
+    Examples
+    --------
+    >>> y = np.random.default_rng(0).normal(0.0, 2.0, 5000) + np.linspace(0, 5, 5000)
+    >>> round(noise_variance(y), 1)
+    4.0
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) < 3:
+        return 0.0
+    e2 = (y[1:-1] - 0.5 * (y[:-2] + y[2:])) ** 2
+    plain = 2.0 / 3.0 * float(np.mean(e2))
+    if weights is None:
+        return plain if math.isfinite(plain) else 0.0
+    w2 = np.asarray(weights, dtype=np.float64)[1:-1] ** 2
+    total = float(w2.sum())
+    if not (total > 0 and math.isfinite(total)):
+        return 0.0
+    value = float(w2 @ e2) / total - 0.5 * plain
+    return max(0.0, value) if math.isfinite(value) else 0.0
+
+
+def backtest_mse(errors, noise_factor, s2: float) -> float:
+    """Forecast MSE net of the targets' noise: ``max(0, mean ē² − s²·mean(Σw²/(Σw)²))``.
+
+    Examples
+    --------
+    >>> backtest_mse(np.array([1.0, -1.0]), np.array([0.2, 0.2]), 2.0)
+    0.6
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    if len(e) == 0:
+        return 0.0
+    value = float(np.mean(e**2)) - s2 * float(np.mean(noise_factor))
+    return max(0.0, value) if math.isfinite(value) else 0.0
+
+
 def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
     """Fitted values ŷ and leverages h of the chosen forecaster (the bootstrap's world)."""
     n = len(ys)
@@ -451,7 +504,7 @@ def selected_interval(
     ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
     cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
     ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
-    (``s²`` the weighted mean of the squared HC2 residuals) estimates its forecast error, and
+    (``s²`` from :func:`noise_variance`, model-free) estimates its forecast error, and
     the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Every
     backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
     matrix product with the stacked forecast weights, not a refit.
@@ -519,9 +572,8 @@ def selected_interval(
         raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
     # the backtests' own evidence of the forecast error, net of the targets' noise:
     # E ē² = E(J̄ − f)² + noise, with the noise variance from the HC2 residuals
-    s2 = float(ww @ resid**2) / float(ww.sum()) if ww.sum() > 0 else 0.0
-    e = selection.errors / scale
-    mse = max(0.0, float(np.mean(e**2)) - s2 * float(np.mean(selection.noise_factor)))
+    s2 = noise_variance(ys, ws)
+    mse = backtest_mse(selection.errors / scale, selection.noise_factor, s2)
     if one_sided:
         low = value - scale * float(np.quantile(errors, 1.0 - alpha))
         high = math.inf

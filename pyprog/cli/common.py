@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from pyprog.learn.hyperparams import DTYPES
+
 __all__ = [
     "add_grid_arguments",
     "check_counts",
@@ -195,6 +197,17 @@ def add_grid_arguments(parser: argparse.ArgumentParser, speed_flag: str) -> None
         "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_dtype_argument(parser: argparse.ArgumentParser, note: str) -> None:
+    """``--dtype`` (``Hyper.dtype`` for every run; None keeps each setting's own)."""
+    parser.add_argument(
+        "--dtype",
+        default=None,
+        choices=DTYPES,
+        help="precision of the softmax policies' forward and backward passes: float64 "
+        f"(default; the paper's protocol) or float32 ({note})",
+    )
 
 
 def say_if_compiling(envs) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyprog.cli.common import check_counts, progress_bar, say_if_compiling
+from pyprog.cli.common import add_dtype_argument, check_counts, progress_bar, say_if_compiling
 from pyprog.envs.registry import ENVS
 
 __all__ = ["add_parser", "cmd"]
@@ -80,13 +80,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rep.add_argument(
         "--jobs", type=int, default=None, help="worker processes, >= 1 (default: all cores)"
     )
-    rep.add_argument(
-        "--dtype",
-        default=None,
-        choices=("float64", "float32"),
-        help="precision of the softmax policies' passes: float64 (default, the paper's "
-        "protocol) or float32 (NS-Reco and NS-Reacher; NS-Diabetes's Gaussian policy stays "
-        "float64)",
-    )
+    add_dtype_argument(rep, "NS-Reco and NS-Reacher; NS-Diabetes's Gaussian policy stays float64")
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
     rep.set_defaults(func=cmd)

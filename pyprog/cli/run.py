@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from pyprog.cli.common import (
+    add_dtype_argument,
     add_grid_arguments,
     check_counts,
     format_table,
@@ -101,13 +102,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "max_episode_steps, TimeLimit or horizon attribute); part of each run's store key "
         "(default: the environment's own length)",
     )
-    run.add_argument(
-        "--dtype",
-        default=None,
-        choices=("float64", "float32"),
-        help="precision of the policies' forward and backward passes: float64 (default; the "
-        "paper's protocol) or float32 (softmax policies only; faster on NS-Reacher); float32 "
-        "is part of each run's store key",
+    add_dtype_argument(
+        run, "softmax policies only, faster on NS-Reacher; part of each run's store key"
     )
     run.add_argument(
         "--out", required=True, help="output folder (created with its parents if missing)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from pyprog.cli.common import (
+    add_dtype_argument,
     add_grid_arguments,
     check_counts,
     parse_envs,
@@ -79,13 +80,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="time basis of the forecasts: fourier, poly, linear, or auto (chosen by "
         "backtests at every select_every episodes; default: fourier)",
     )
-    sw.add_argument(
-        "--dtype",
-        default=None,
-        choices=("float64", "float32"),
-        help="precision of the policies' forward and backward passes: float64 (default; the "
-        "paper's protocol) or float32 (softmax policies only; faster on NS-Reacher); float32 "
-        "is part of each run's store key",
+    add_dtype_argument(
+        sw, "softmax policies only, faster on NS-Reacher; part of each run's store key"
     )
     sw.add_argument(
         "--setting-seed", type=int, default=0, help="seed of the settings' draw (default: 0)"

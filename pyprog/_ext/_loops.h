@@ -419,17 +419,20 @@ static void pyprog_ratio_sums(const double *restrict log_pi, const double *restr
 
 #define PYPROG_LANES 8
 
-/* sum(a * b), as PYPROG_LANES interleaved partial sums */
-static inline double pyprog_dot(const double *restrict a, const double *restrict b, ptrdiff_t n) {
-    double lane[PYPROG_LANES] = {0.0};
-    double sum = 0.0;
-    ptrdiff_t i = 0;
-    for (; i + PYPROG_LANES <= n; i += PYPROG_LANES)
-        for (int l = 0; l < PYPROG_LANES; l++) lane[l] += a[i + l] * b[i + l];
-    for (; i < n; i++) sum += a[i] * b[i];
-    for (int l = 0; l < PYPROG_LANES; l++) sum += lane[l];
-    return sum;
-}
+/* NAME(a, b, n) = sum(a * b) over type T, as PYPROG_LANES interleaved partial sums (defined
+   for double here, for float in _policy.h) */
+#define PYPROG_DEFINE_DOT(NAME, T)                                                              \
+    static inline T NAME(const T *restrict a, const T *restrict b, ptrdiff_t n) {               \
+        T lane[PYPROG_LANES] = {0};                                                             \
+        T sum = 0;                                                                              \
+        ptrdiff_t i = 0;                                                                        \
+        for (; i + PYPROG_LANES <= n; i += PYPROG_LANES)                                        \
+            for (int l = 0; l < PYPROG_LANES; l++) lane[l] += a[i + l] * b[i + l];              \
+        for (; i < n; i++) sum += a[i] * b[i];                                                  \
+        for (int l = 0; l < PYPROG_LANES; l++) sum += lane[l];                                  \
+        return sum;                                                                             \
+    }
+PYPROG_DEFINE_DOT(pyprog_dot, double)
 
 /* With x_j = phi[:, j] (column j, contiguous) and v = w * x_j:
  *   A[j, k] = A[k, j] = v @ x_k  (A = phi.T @ diag(w) @ phi, row-major d x d)

@@ -77,16 +77,7 @@ static inline float pyprog_tanh_f32(float x) {
 }
 /* log: once per sample (the log-sum-exp), through the double version */
 static inline float pyprog_log_f32(float x) { return (float)pyprog_log((double)x); }
-static inline float pyprog_dot_f32(const float *restrict a, const float *restrict b, ptrdiff_t n) {
-    float lane[PYPROG_LANES] = {0.0f};
-    float sum = 0.0f;
-    ptrdiff_t i = 0;
-    for (; i + PYPROG_LANES <= n; i += PYPROG_LANES)
-        for (int l = 0; l < PYPROG_LANES; l++) lane[l] += a[i + l] * b[i + l];
-    for (; i < n; i++) sum += a[i] * b[i];
-    for (int l = 0; l < PYPROG_LANES; l++) sum += lane[l];
-    return sum;
-}
+PYPROG_DEFINE_DOT(pyprog_dot_f32, float)
 
 #define PYPROG_CAT_(a, b) a##b
 #define PYPROG_CAT(a, b) PYPROG_CAT_(a, b)
@@ -104,12 +95,6 @@ static inline float pyprog_dot_f32(const float *restrict a, const float *restric
 #define PYPROG_TANH pyprog_tanh
 #define PYPROG_DOT pyprog_dot
 #include "_policy_real.h"
-#undef PYPROG_REAL
-#undef PYPROG_SUFFIX
-#undef PYPROG_EXP
-#undef PYPROG_LOG
-#undef PYPROG_TANH
-#undef PYPROG_DOT
 
 /* float32: the same passes, names suffixed _f32 */
 #define PYPROG_REAL float
@@ -119,11 +104,5 @@ static inline float pyprog_dot_f32(const float *restrict a, const float *restric
 #define PYPROG_TANH pyprog_tanh_f32
 #define PYPROG_DOT pyprog_dot_f32
 #include "_policy_real.h"
-#undef PYPROG_REAL
-#undef PYPROG_SUFFIX
-#undef PYPROG_EXP
-#undef PYPROG_LOG
-#undef PYPROG_TANH
-#undef PYPROG_DOT
 
 #endif /* PYPROG_POLICY_H */

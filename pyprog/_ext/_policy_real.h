@@ -2,7 +2,8 @@
  * The softmax policies' passes for one floating-point type, included twice by _policy.h:
  * PYPROG_REAL is double (names as they are) or float (names suffixed _f32), with
  * PYPROG_EXP, PYPROG_LOG, PYPROG_TANH, PYPROG_DOT the matching primitives. One source
- * serves both precisions; see _policy.h for what the passes compute. No include guard.
+ * serves both precisions; see _policy.h for what the passes compute. No include guard: it
+ * undefines its parameters at its end, ready for the next instance.
  */
 
 /* The softmax of a block of n <= PYPROG_ROWS samples whose logits zc are stored column by
@@ -368,3 +369,9 @@ static void PYPROG_F(pyprog_softmax_backward)(const PYPROG_REAL *restrict obs, c
     }
 }
 
+#undef PYPROG_REAL
+#undef PYPROG_SUFFIX
+#undef PYPROG_EXP
+#undef PYPROG_LOG
+#undef PYPROG_TANH
+#undef PYPROG_DOT

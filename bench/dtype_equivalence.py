@@ -18,12 +18,11 @@ to a constant shared by both). NS-Reacher runs 300 episodes to keep the study mo
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 
 import numpy as np
-from update_equivalence import ALPHA, MARGIN, paired_tost
+from update_equivalence import ALPHA, MARGIN, paired_tost, regret_statistic, report
 
 from pyprog.learn.hyperparams import paper_hyper
 from pyprog.runner.loop import run
@@ -35,8 +34,9 @@ def _regrets(env: str, algo: str, speed: int, episodes: int, seeds: int, dtype: 
     hyper = paper_hyper(env, algo, speed).replace(dtype=dtype)
     out, start = [], time.perf_counter()
     for s in range(seeds):
-        result = run(env, algo, speed=speed, seed=s, episodes=episodes, hyper=hyper)
-        out.append(-result.returns.sum() if result.regret is None else result.regret)
+        out.append(
+            regret_statistic(run(env, algo, speed=speed, seed=s, episodes=episodes, hyper=hyper))
+        )
     return np.array(out), time.perf_counter() - start
 
 
@@ -81,12 +81,7 @@ def main() -> None:
     if args.case:
         env, algo, speed, episodes = args.case.split(",")
         cases = [(env, algo, int(speed), int(episodes))]
-    out = study(args.seeds, cases)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+    report(study(args.seeds, cases), args.out)
 
 
 if __name__ == "__main__":

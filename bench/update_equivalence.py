@@ -38,14 +38,28 @@ def _regrets(env: str, algo: str, episodes: int, seeds: int, compiled: bool) -> 
     try:
         out = []
         for s in range(seeds):
-            result = run(env, algo, speed=2, seed=s, episodes=episodes)
-            out.append(-result.returns.sum() if result.regret is None else result.regret)
+            out.append(regret_statistic(run(env, algo, speed=2, seed=s, episodes=episodes)))
         return np.array(out)
     finally:
         learners.Learner._compiled_available = original
 
 
 ALPHA = 0.05
+
+
+def regret_statistic(result) -> float:
+    """A run's regret, or its negated total return where the environment has no exact regret
+    (the regret up to a constant that both runs of a seed share)."""
+    return float(-result.returns.sum() if result.regret is None else result.regret)
+
+
+def report(out: dict, path: str | None) -> None:
+    """Print the study's JSON and write it to ``path`` when given."""
+    text = json.dumps(out, indent=2)
+    print(text)
+    if path:
+        with open(path, "w") as fh:
+            fh.write(text + "\n")
 
 
 def paired_tost(a: np.ndarray, b: np.ndarray, margin: float) -> tuple[str, float]:
@@ -97,12 +111,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    out = study(args.seeds)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+    report(study(args.seeds), args.out)
 
 
 if __name__ == "__main__":

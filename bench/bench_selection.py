@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pyprog
-from pyprog.forecast import selection
+from pyprog.forecast import post_selection, selection
 from pyprog.forecast.forecasters import ForecastError, parse_forecaster
 
 N, DELTA, B = 1000, 5, 2000
@@ -68,7 +68,7 @@ def per_origin_rows(c, origins, delta, n, ratios):
 @pytest.fixture(params=["before", "after"])
 def version(request, monkeypatch):
     if request.param == "before":
-        monkeypatch.setattr(selection, "_origin_losses_sparse", dense_losses)
+        monkeypatch.setattr(post_selection, "_origin_losses_sparse", dense_losses)
         monkeypatch.setattr(selection, "nwis_backtest_rows", per_origin_rows)
     return request.param
 

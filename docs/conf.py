@@ -45,6 +45,7 @@ API_MODULES = {
         "pyprog.forecast.estimators",
         "pyprog.forecast.forecasters",
         "pyprog.forecast.selection",
+        "pyprog.forecast.post_selection",
         "pyprog.forecast.backtests",
         "pyprog.forecast.intervals",
         "pyprog.forecast.safety",

@@ -23,12 +23,13 @@ from pyprog.forecast.forecasters import (
     WindowForecaster,
     parse_forecaster,
 )
+from pyprog.forecast.post_selection import backtest_mse, noise_variance, plausible_deviations
 from pyprog.forecast.selection import (
     DEFAULT_CANDIDATES,
-    backtest_mse,
+    PLAUSIBLE_SE,
     ljung_box,
+    loss_gaps,
     min_episodes_auto,
-    noise_variance,
 )
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
@@ -180,6 +181,72 @@ class TestNoiseEstimate:
         assert backtest_mse(e, np.full(3, 0.5), 1.0) == pytest.approx(2.0 - 0.5)
         assert backtest_mse(e, np.full(3, 0.5), 100.0) == 0.0
         assert backtest_mse(np.zeros(0), np.zeros(0), 1.0) == 0.0
+
+
+class TestPlausibleSet:
+    """The interval reaches out to the forecasts the backtests cannot reject (model
+    uncertainty the bootstrap in the chosen model's world cannot see)."""
+
+    @staticmethod
+    def _half_sinusoid(seed):
+        # half a period over the log: a straight line is not rejected, and it is wrong
+        t = np.arange(1, 301)
+        J = 0.65 * np.sin(2 * np.pi * (t / 600 + 0.1)) + np.random.default_rng(seed).normal(
+            0, 0.8, 300
+        )
+        return J
+
+    def test_holds_the_chosen_and_the_best(self):
+        sel = select_forecaster(self._half_sinusoid(0), 5)
+        best = min(sel.scores, key=sel.scores.get)
+        names = [str(c) for c in sel.plausible]
+        assert sel.model in names and best in names
+        assert len(names) < len(sel.eligible)
+
+    def test_loss_gaps_define_it(self):
+        losses = np.array([[[1.0, 3.0, 2.0, 2.0], [0.0, 1.0, 0.0, 1.0], [9.0, 9.0, 9.0, 9.0]]])
+        gap, se = loss_gaps(losses, 1)
+        assert gap[0] == pytest.approx([1.5, 0.0, 8.5])
+        diff = losses[0, 0] - losses[0, 1]
+        assert se[0, 0] == pytest.approx(diff.std(ddof=1) / 2.0)
+        assert se[0, 1] == 0.0
+        assert PLAUSIBLE_SE > 1.0
+
+    def test_interval_reaches_every_plausible_forecast(self, monkeypatch):
+        from pyprog.forecast import post_selection
+
+        widened = 0
+        for seed in range(5):
+            J = self._half_sinusoid(seed)
+            sel = select_forecaster(J, 5)
+            Z = np.array([c.weights(300, 5) for c in sel.eligible])
+            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+            f = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, seed=seed)
+            assert f.low <= f.value + dev.min(initial=0.0) + 1e-12
+            assert f.high >= f.value + dev.max(initial=0.0) - 1e-12
+            with monkeypatch.context() as m:
+                m.setattr(post_selection, "plausible_deviations", lambda *a: np.zeros(0))
+                g = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, seed=seed)
+            assert g.value == f.value and f.low <= g.low and g.high <= f.high
+            widened += (f.low < g.low) or (g.high < f.high)
+        assert widened >= 2  # the misfit shows: the set reaches past the other widenings
+
+    def test_deviations_are_net_of_noise(self):
+        # stationary noise: the candidates differ by noise only, and most shrunk deviations
+        # are exactly 0 (P(χ²₁ <= 1) = 0.68 per candidate); a drift the chosen model misses
+        # leaves them large
+        rng = np.random.default_rng(1)
+        zero = total = 0
+        for _ in range(20):
+            J = rng.normal(0.0, 1.0, 300)
+            sel = select_forecaster(J, 5)
+            Z = np.array([c.weights(300, 5) for c in sel.eligible])
+            raw = (Z - Z[sel.eligible.index(sel.forecaster)]) @ J
+            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+            assert np.all(np.abs(dev) <= np.abs(raw).max() + 1e-15)
+            zero += int(np.sum(dev == 0.0))
+            total += len(dev)
+        assert total > 0 and zero / total > 0.5
 
 
 class TestForecastResult:

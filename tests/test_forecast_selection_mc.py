@@ -4,11 +4,12 @@ For each drift shape of :mod:`selection_montecarlo` (a 4-armed drifting bandit l
 off-policy, N = 300 episodes, δ = 5), ``REPS`` simulated logs: the coverage of the nominal
 90 % interval of NIS and NWIS with ``basis="auto"`` must lie in [0.85, 0.95] (binomial s.e.
 of a coverage estimate at 0.9 with 200 logs: 0.021, so the band is ±2.4 s.e.), and the point
-forecast's RMSE must be within 1.25× of the best fixed candidate's in hindsight.
+forecast's RMSE must be within 1.25× of the best fixed candidate's in hindsight. The two
+bars are separate tests.
 
-Shapes where pyprog does not meet the issue's bar yet are marked ``xfail`` with the numbers
-measured (README, "Choosing the forecaster"): strict, so a shape that starts to pass (the
-seeds are fixed, the numbers deterministic) fails the test until its mark is removed.
+Cases where pyprog does not meet a bar yet are marked ``xfail`` with the numbers measured
+(README, "Choosing the forecaster"): strict, so a case that starts to pass (the seeds are
+fixed, the numbers deterministic) fails the test until its mark is removed.
 """
 
 from __future__ import annotations
@@ -21,11 +22,20 @@ from selection_montecarlo import SHAPES, run
 REPS = 200
 #: Seed of the simulated logs (the README table's; the method was chosen on seed 1).
 SEED = 2
-#: (shape, estimator) pairs measured to miss the bar (README table, 200 logs each).
-KNOWN_MISSES: set[tuple[str, str]] = {
-    (shape, est)
-    for shape in ("long sinusoid (period 600)", "sum of sinusoids", "smooth step")
-    for est in ("nis", "nwis")
+#: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.95] (README):
+#: 0.835, 0.965 and 0.965, each within one s.e. of the band.
+COVERAGE_MISSES: set[tuple[str, str]] = {
+    ("sum of sinusoids", "nwis"),
+    ("linear trend", "nis"),
+    ("stationary", "nis"),
+}
+#: (shape, estimator) pairs whose RMSE was measured above 1.25× the best fixed candidate's.
+RMSE_MISSES: set[tuple[str, str]] = {
+    ("long sinusoid (period 600)", "nis"),
+    ("long sinusoid (period 600)", "nwis"),
+    ("sum of sinusoids", "nwis"),
+    ("smooth step", "nis"),
+    ("smooth step", "nwis"),
 }
 
 
@@ -34,24 +44,31 @@ def results():
     return {name: run(shape, REPS, seed=SEED) for name, shape in SHAPES.items()}
 
 
-def _mark(name, est):
-    if (name, est) in KNOWN_MISSES:
-        return pytest.mark.xfail(reason="measured below the issue's bar; see README", strict=True)
-    return []
+def _cases(misses):
+    def mark(name, est):
+        if (name, est) in misses:
+            reason = "measured outside the issue's bar; see README"
+            return pytest.mark.xfail(reason=reason, strict=True)
+        return []
 
-
-CASES = [
-    pytest.param(name, est, marks=_mark(name, est), id=f"{name}-{est}")
-    for name in SHAPES
-    for est in ("nis", "nwis")
-]
+    return [
+        pytest.param(name, est, marks=mark(name, est), id=f"{name}-{est}")
+        for name in SHAPES
+        for est in ("nis", "nwis")
+    ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "est"), CASES)
-def test_coverage_and_rmse(results, name, est):
+@pytest.mark.parametrize(("name", "est"), _cases(COVERAGE_MISSES))
+def test_coverage(results, name, est):
     r = results[name][est]
     assert r["count"] >= 0.95 * REPS
     se = math.sqrt(0.9 * 0.1 / r["count"])
     assert 0.85 <= r["coverage"] <= 0.95, (r["coverage"], se)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "est"), _cases(RMSE_MISSES))
+def test_rmse_against_the_best_fixed_candidate(results, name, est):
+    r = results[name][est]
     assert r["rmse_auto"] <= 1.25 * r["rmse_best"], r

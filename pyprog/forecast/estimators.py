@@ -31,7 +31,8 @@ from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
-from pyprog.forecast.selection import Selection, select_forecaster, selected_interval
+from pyprog.forecast.post_selection import selected_interval
+from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.utils.validation import (
     as_float_array,
     check_clip,
@@ -315,7 +316,8 @@ def nis_forecast(
         performance over the next ``delta`` episodes. Fixed basis: a wild bootstrap of
         the studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
         see :mod:`pyprog.forecast.intervals`). ``"auto"``: a wild bootstrap that repeats
-        the selection in every replicate (:func:`~pyprog.forecast.selection.selected_interval`).
+        the selection in every replicate, widened by the backtests' evidence
+        (:func:`~pyprog.forecast.post_selection.selected_interval`).
         Always ``low <= value <= high``. Without alpha nothing more is computed.
     n_boot : int >= 100
         Bootstrap draws (only with ``alpha``).

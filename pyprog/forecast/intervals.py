@@ -47,6 +47,7 @@ __all__ = [
     "check_alpha",
     "check_n_boot",
     "forecast_interval",
+    "power_of_two",
     "rademacher_signs",
 ]
 
@@ -217,7 +218,7 @@ def forecast_interval(
             f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
             f"features, to estimate the noise; got {used} for {k}; use a smaller d"
         )
-    yscale, wscale = _power_of_two(np.max(np.abs(y))), _power_of_two(np.max(weights))
+    yscale, wscale = power_of_two(np.max(np.abs(y))), power_of_two(np.max(weights))
     ys, ws = y / yscale, weights / wscale
     zeta, fitted, leverage, P, K = _weighted_fit(phi, ws, ys, phi_star)
     f = float(zeta @ ys) * yscale if value is None else float(value)
@@ -245,7 +246,7 @@ def forecast_interval(
     return BootstrapInterval(f, low, high, se * yscale)
 
 
-def _power_of_two(x) -> float:
+def power_of_two(x) -> float:
     """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor."""
     x = float(x)
     if not (x > 0 and math.isfinite(x)):

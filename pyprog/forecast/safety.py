@@ -27,7 +27,7 @@ from pyprog.forecast.estimators import (
 )
 from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
-from pyprog.forecast.selection import selected_interval
+from pyprog.forecast.post_selection import selected_interval
 from pyprog.utils.validation import as_float_array
 
 __all__ = ["SafetyTest", "difference_safety_test", "safety_test"]
@@ -111,7 +111,7 @@ def safety_test(
     basis : {"fourier", "poly", "linear", "auto"}
         ``"auto"``: the forecaster of D is chosen by rolling-origin backtests
         (:func:`pyprog.select_forecaster`) and the bound repeats the choice in every
-        bootstrap replicate (:func:`pyprog.forecast.selection.selected_interval`).
+        bootstrap replicate (:func:`pyprog.forecast.post_selection.selected_interval`).
     d : int >= 1
         Basis features (ignored by ``"auto"``).
     alpha : float in (0, 1)

@@ -29,11 +29,9 @@ Lepski's method and of SLOPE-type model choice, where the list is ordered by com
 the data pick the point where extra flexibility stops paying); it is cheap because NIS
 forecast weights do not depend on the data (one cached ζ per candidate and origin).
 
-Interval (:func:`selected_interval`): a wild bootstrap repeating the selection per
-replicate, widened to ``value ± z·√mse``, ``mse`` the chosen forecaster's backtest error net
-of the targets' noise (:func:`backtest_mse`). That noise variance is model-free
-(:func:`noise_variance`): taken from the chosen fit's residuals, it also held the misfit and
-shrank the widening exactly under misfit (README table: what this changed).
+Intervals after the choice are :mod:`pyprog.forecast.post_selection`'s: a bootstrap that
+repeats the selection, widened by the chosen model's backtest error and out to the forecasts
+of the :attr:`Selection.plausible` candidates.
 
 Misspecification check: a Ljung–Box test (Ljung & Box 1978) of the chosen candidate's
 backtest errors ``ē_o = Σ_j w_j(y_j − f_o)/Σ_j w_j`` at origins at least δ apart (so that
@@ -51,29 +49,25 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from pyprog._ext.backend import kernels
-from pyprog.forecast.backtests import nwis_backtest_rows, target_sums
+from pyprog.forecast.backtests import nwis_backtest_rows
 from pyprog.forecast.forecasters import (
-    BasisForecaster,
     Forecaster,
     ForecastError,
     parse_forecaster,
-    solve,
 )
-from pyprog.forecast.intervals import rademacher_signs
+from pyprog.forecast.intervals import power_of_two
 from pyprog.utils.validation import check_int
 
 __all__ = [
     "DEFAULT_CANDIDATES",
     "MAX_ORIGINS",
     "MIN_ORIGINS",
+    "PLAUSIBLE_SE",
     "Selection",
-    "backtest_mse",
     "ljung_box",
+    "loss_gaps",
     "min_episodes_auto",
-    "noise_variance",
     "select_forecaster",
-    "selected_interval",
 ]
 
 #: The candidate set of ``basis="auto"``, simplest first (ties go to the earlier one).
@@ -94,6 +88,10 @@ DEFAULT_CANDIDATES = (
 )
 #: The selection rule's tolerance, in standard errors of the loss difference to the best.
 SE_RULE = 1.0
+#: Tolerance of the plausible set (:attr:`Selection.plausible`), in standard errors: the
+#: candidates whose backtest loss is within it of the best one's are not rejected by the
+#: data, and the interval reaches out to their forecasts.
+PLAUSIBLE_SE = 2.0
 #: Most backtest origins.
 MAX_ORIGINS = 60
 #: Fewest backtest origins.
@@ -170,6 +168,9 @@ class Selection:
     backtest: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # the eligible candidates, in the order of backtest's row blocks
     eligible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
+    #: The candidates the backtests do not reject: mean loss within :data:`PLAUSIBLE_SE`
+    #: standard errors of the best one's (the chosen one among them).
+    plausible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
     #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast), (m,).
     errors: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # per origin, Σ_j w_j² / (Σ_j w_j)²: the noise variance of ē_o in units of one episode's
@@ -256,12 +257,27 @@ def origin_losses(y, backtest, targets, n_candidates: int) -> np.ndarray:
     return F * (W * F - 2.0 * S1[:, None, :])
 
 
-def _origin_losses_sparse(y, backtest, origins, delta, ws, W, n_candidates: int) -> np.ndarray:
-    """:func:`origin_losses` with the targets gathered (:func:`target_sums`), not a
-    dense product with the (origins × N) target rows; ``W`` the rows' sums."""
-    F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
-    S1 = target_sums(y, origins, delta, ws).astype(F.dtype)
-    return F * (W * F - 2.0 * S1[:, None, :])
+def loss_gaps(losses: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's mean backtest loss above the best one's, and its standard error.
+
+    ``losses`` (b, candidates, origins) → ``gap, se``, each (b, candidates): ``gap`` the
+    mean loss minus the least mean loss (``inf`` where not finite), ``se`` the standard
+    error of the per-origin loss difference to the best candidate, estimated from every
+    ``step``-th origin (whose targets do not overlap); 0 for the best itself.
+    """
+    mean = losses.mean(axis=2)
+    mean = np.where(np.isfinite(mean), mean, np.inf)
+    rows = np.arange(len(losses))
+    best = np.argmin(mean, axis=1)
+    diff = losses - losses[rows, best][:, None, :]
+    sub = diff[:, :, ::step]
+    if sub.shape[2] > 1:
+        se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2])
+    else:
+        se = np.zeros(mean.shape)
+    with np.errstate(invalid="ignore"):
+        gap = mean - mean[rows, best][:, None]
+    return np.where(np.isfinite(mean), gap, np.inf), se
 
 
 def choose(losses: np.ndarray, step: int) -> np.ndarray:
@@ -269,17 +285,10 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
 
     The best candidate has the least mean loss; the chosen one is the first (simplest) in
     the list whose mean loss exceeds the best's by at most one standard error of the
-    difference (estimated from every ``step``-th origin, whose targets do not overlap).
-    Candidates with a non-finite loss are never chosen.
+    difference (:func:`loss_gaps`). Candidates with a non-finite loss are never chosen.
     """
-    mean = losses.mean(axis=2)
-    mean = np.where(np.isfinite(mean), mean, np.inf)
-    best = np.argmin(mean, axis=1)
-    diff = losses - losses[np.arange(len(losses)), best][:, None, :]
-    sub = diff[:, :, ::step]
-    se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2]) if sub.shape[2] > 1 else 0.0
-    ok = np.isfinite(mean) & (mean - mean[np.arange(len(mean)), best][:, None] <= SE_RULE * se)
-    ok[np.arange(len(ok)), best] = True
+    gap, se = loss_gaps(losses, step)
+    ok = np.isfinite(gap) & ((gap <= SE_RULE * se) | (gap == 0.0))
     return np.argmax(ok, axis=1)
 
 
@@ -331,9 +340,9 @@ def select_forecaster(
         )
     origins = _origins(n, delta)
     weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
-    scale = _power_of_two(np.max(np.abs(y)))
+    scale = power_of_two(np.max(np.abs(y)))
     ys = y / scale
-    wscale = _power_of_two(np.max(weights))
+    wscale = power_of_two(np.max(weights))
     ws = weights / wscale
     targets = target_rows(origins, delta, n, ws)
     scores: dict[str, float] = {}
@@ -367,6 +376,10 @@ def select_forecaster(
     step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
     best = int(choose(losses, step)[0])
     chosen = eligible[best]
+    gap, se = loss_gaps(losses, step)
+    plausible = tuple(
+        c for i, c in enumerate(eligible) if i == best or gap[0, i] <= PLAUSIBLE_SE * se[0, i]
+    )
     m = len(origins)
     F = blocks[best] @ ys
     num, den = targets @ ys, targets.sum(axis=1)
@@ -398,195 +411,5 @@ def select_forecaster(
         warning=warning,
         backtest=backtest,
         eligible=tuple(eligible),
+        plausible=plausible,
     )
-
-
-def _power_of_two(x: float) -> float:
-    """A power of 2 near ``x`` (1 for 0 or non-finite): exact rescaling."""
-    if not (x > 0 and math.isfinite(x)):
-        return 1.0
-    return math.ldexp(1.0, math.frexp(x)[1])
-
-
-def noise_variance(y, weights=None) -> float:
-    """Model-free noise variance: ``(2/3)·mean ẽ²``, ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2``.
-
-    Gasser, Sroka & Jennen-Steinmetz (1986, *Biometrika* 73:625–633; cf. Rice 1984): the
-    pseudo-residuals drop a smooth drift whatever model is fitted (the chosen fit's residuals
-    also hold its misfit). With weights w (NWIS's λ), the target ``Σw²σ²/Σw²`` is estimated by
-    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted σ̄².
-    Returns a float ``>= 0`` (0 for fewer than three episodes or no weight).
-
-    Examples
-    --------
-    >>> y = np.random.default_rng(0).normal(0.0, 2.0, 5000) + np.linspace(0, 5, 5000)
-    >>> round(noise_variance(y), 1)
-    4.0
-    """
-    y = np.asarray(y, dtype=np.float64)
-    if len(y) < 3:
-        return 0.0
-    e2 = (y[1:-1] - 0.5 * (y[:-2] + y[2:])) ** 2
-    plain = 2.0 / 3.0 * float(np.mean(e2))
-    if weights is None:
-        return plain if math.isfinite(plain) else 0.0
-    w2 = np.asarray(weights, dtype=np.float64)[1:-1] ** 2
-    total = float(w2.sum())
-    if not (total > 0 and math.isfinite(total)):
-        return 0.0
-    value = float(w2 @ e2) / total - 0.5 * plain
-    return max(0.0, value) if math.isfinite(value) else 0.0
-
-
-def backtest_mse(errors, noise_factor, s2: float) -> float:
-    """Forecast MSE net of the targets' noise: ``max(0, mean ē² − s²·mean(Σw²/(Σw)²))``.
-
-    Examples
-    --------
-    >>> backtest_mse(np.array([1.0, -1.0]), np.array([0.2, 0.2]), 2.0)
-    0.6
-    """
-    e = np.asarray(errors, dtype=np.float64)
-    if len(e) == 0:
-        return 0.0
-    value = float(np.mean(e**2)) - s2 * float(np.mean(noise_factor))
-    return max(0.0, value) if math.isfinite(value) else 0.0
-
-
-def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
-    """Fitted values ŷ and leverages h of the chosen forecaster (the bootstrap's world)."""
-    n = len(ys)
-    if isinstance(fc, BasisForecaster):
-        phi, phi_star, kappa = fc.design(n, delta)
-        ww = kappa * ws
-        _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
-        fitted = np.asarray(phi) @ coef
-        with np.errstate(all="ignore"):
-            q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
-            h = np.einsum("ij,ij->i", q, q)
-        if not np.isfinite(h).all():
-            h = np.zeros(n)
-        return fitted, np.minimum(h, 1.0), ww
-    # a local forecaster: a centred (two-sided) weighted moving mean of its own width
-    r = max(1, int(getattr(fc, "k", 0)) // 2 or round(float(getattr(fc, "halflife", 1.0))))
-    cw = np.concatenate([[0.0], np.cumsum(ws)])
-    cy = np.concatenate([[0.0], np.cumsum(ws * ys)])
-    lo = np.maximum(np.arange(n) - r, 0)
-    hi = np.minimum(np.arange(n) + r + 1, n)
-    mass = cw[hi] - cw[lo]
-    safe = np.where(mass > 0, mass, 1.0)
-    fitted = np.where(mass > 0, (cy[hi] - cy[lo]) / safe, ys)
-    h = np.where(mass > 0, ws / safe, 0.0)
-    return fitted, np.minimum(h, 1.0), ws
-
-
-def selected_interval(
-    y,
-    ratios,
-    selection: Selection,
-    *,
-    value: float,
-    alpha: float,
-    n_boot: int = 2000,
-    seed=None,
-    one_sided: bool = False,
-    what: str = "basis='auto'",
-) -> tuple[float, float, float]:
-    """A ``1 − alpha`` interval of the forecast that repeats the selection per replicate.
-
-    The bootstrap's world is the chosen forecaster's fit ŷ (a basis: its fitted curve; a
-    window or EWMA: a centred moving mean of the same width) with HC2-adjusted residuals
-    ``ξ̃_i = (y_i − ŷ_i)/√(1 − h_i)``. Each replicate ``y* = ŷ + σ*⊙ξ̃`` (Rademacher signs
-    σ*, the ratios held fixed as in :mod:`pyprog.forecast.intervals`) is backtested
-    again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
-    ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
-    basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
-    ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
-    cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
-    ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
-    (``s²`` from :func:`noise_variance`, model-free) estimates its forecast error, and
-    the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Every
-    backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
-    matrix product with the stacked forecast weights, not a refit.
-
-    All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
-    neither underflows nor overflows for any finite input.
-
-    Returns
-    -------
-    low, high : float
-        ``low <= value <= high`` (``high = inf`` when one-sided).
-    se : float
-        The chosen forecaster's robust standard error ``√(Σ ζ_i² ξ̃_i²)`` (noise only).
-
-    Raises
-    ------
-    ForecastError
-        No finite bootstrap draw, or an interval end beyond float64.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    n, delta = len(y), selection.delta
-    weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
-    scale = _power_of_two(float(np.max(np.abs(y))))
-    ys = y / scale
-    ws = weights / _power_of_two(float(np.max(weights)))
-    eligible = selection.eligible
-    chosen = eligible.index(selection.forecaster)
-    Z = np.zeros((len(eligible), n))
-    usable = np.ones(len(eligible), dtype=bool)
-    for i, c in enumerate(eligible):
-        try:
-            if ratios is None:
-                Z[i] = c.weights(n, delta)
-            else:
-                phi, phi_star, kappa = c.design(n, delta)
-                Z[i] = solve(phi, kappa * ws, np.zeros(n), phi_star, str(c))[1]
-        except ForecastError:
-            usable[i] = False
-    fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
-    eps = np.finfo(np.float64).eps
-    resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
-    resid[~np.isfinite(resid)] = 0.0
-    truth = float(Z[chosen] @ fitted)
-    W = target_rows(selection.origins, delta, n, ws).sum(axis=1)
-    back32 = selection.backtest.astype(np.float32)
-    signs = rademacher_signs(n, n_boot, seed)
-    origins = selection.origins
-    step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
-    errors = np.empty(n_boot)
-    chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
-    for start in range(0, n_boot, chunk):
-        bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
-        ystar = fitted + (2.0 * bits - 1.0) * resid
-        # selection in float32 (a 4-digit loss decides it), the forecasts in float64
-        losses = _origin_losses_sparse(
-            ystar.astype(np.float32), back32, origins, delta, ws, W, len(eligible)
-        )
-        losses[:, ~usable, :] = np.inf
-        pick = choose(losses, step)
-        out = ystar @ Z.T
-        fstar = out[np.arange(len(ystar)), pick]
-        errors[start : start + len(ystar)] = fstar - truth
-    errors = errors[np.isfinite(errors)]
-    if len(errors) == 0:
-        raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
-    # the backtests' own evidence of the forecast error, net of the targets' noise:
-    # E ē² = E(J̄ − f)² + noise, with the noise variance from the HC2 residuals
-    s2 = noise_variance(ys, ws)
-    mse = backtest_mse(selection.errors / scale, selection.noise_factor, s2)
-    if one_sided:
-        low = value - scale * float(np.quantile(errors, 1.0 - alpha))
-        high = math.inf
-    else:
-        upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
-        low, high = value - scale * float(upper), value - scale * float(lower)
-    # widened to the backtests' evidence: value ± z·√mse
-    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
-    half = z * math.sqrt(mse)
-    low = min(low, value - scale * half)
-    high = max(high, value + scale * half)
-    low, high = min(low, value), max(high, value)
-    if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
-        raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
-    se = math.sqrt(float(Z[chosen] ** 2 @ resid**2)) * scale
-    return low, high, se if math.isfinite(se) else math.inf

@@ -1,0 +1,86 @@
+"""How the choice among candidates trades the drift shapes against each other (issue 18).
+
+The Monte Carlo logs of ``tests/selection_montecarlo.py`` (N = 300, δ = 5, 200 logs per
+shape), point forecasts only (no interval): the RMSE of a selection rule's forecast over the
+RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
+
+* ``se=K``: the first candidate (simplest first) within K standard errors of the best
+  backtest loss; ``se=1`` is pyprog's rule, ``se=0`` the argmin;
+* ``ewa=T``: no choice, a mixture ``Σ_c p_c f_c`` with ``p_c ∝ exp(−(L_c − L_min)/(T s²))``,
+  ``L_c`` the candidate's summed backtest loss and ``s²`` the targets' noise variance
+  (exponentially weighted aggregation, Leung & Barron 2006); still linear in the estimates.
+
+Run: ``python bench/selection_rules.py [REPS [SEED]]`` (about a minute per rule on one core).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from selection_montecarlo import DELTA, SHAPES, N, simulate
+
+from pyprog.forecast import selection
+from pyprog.forecast.forecasters import parse_forecaster
+from pyprog.forecast.post_selection import noise_variance
+
+RULES = ("se=1", "se=0.5", "se=0", "ewa=4", "ewa=16")
+
+
+def _forecasts(cands, J, lam, G, est):
+    if est == "nis":
+        return np.array([c.weights(N, DELTA) @ J for c in cands])
+    return np.array([c.nwis(G, lam, DELTA)[0] for c in cands])
+
+
+def rule_forecast(rule: str, est: str, J, lam, G) -> float:
+    """The forecast of one rule on one log."""
+    y, ratios = (J, None) if est == "nis" else (G, lam)
+    kind, value = rule.split("=")
+    sel = selection.select_forecaster(y, DELTA, ratios)
+    f = _forecasts(sel.eligible, J, lam, G, est)
+    w = np.ones(N) if ratios is None else ratios
+    targets = selection.target_rows(sel.origins, DELTA, N, w)
+    losses = selection.origin_losses(y, sel.backtest, targets, len(sel.eligible))
+    if kind == "se":
+        spacing = max(1, int(sel.origins[1] - sel.origins[0]))
+        gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
+        ok = np.isfinite(gap[0]) & ((gap[0] <= float(value) * se[0]) | (gap[0] == 0.0))
+        return float(f[int(np.argmax(ok))])
+    total = losses[0].sum(axis=1)
+    s2 = noise_variance(y, ratios) * (1.0 if ratios is None else float(np.mean(ratios)))
+    logit = -(total - total.min()) / (float(value) * max(s2, 1e-300))
+    p = np.exp(logit - logit.max())
+    return float(p @ f / p.sum())
+
+
+def main(reps: int = 200, seed: int = 1) -> None:
+    cands = [parse_forecaster(c) for c in selection.DEFAULT_CANDIDATES]
+    print("| rule | " + " | ".join(f"{s.split(' (')[0]} NIS / NWIS" for s in SHAPES) + " |")
+    print("|---|" + "---|" * len(SHAPES))
+    for rule in RULES:
+        cells = []
+        for shape in SHAPES.values():
+            rng = np.random.default_rng(seed)
+            err = {"nis": [], "nwis": []}
+            fixed = {"nis": [], "nwis": []}
+            for _ in range(reps):
+                J, lam, G, truth = simulate(rng, shape)
+                for est in ("nis", "nwis"):
+                    err[est].append(rule_forecast(rule, est, J, lam, G) - truth)
+                    fixed[est].append(_forecasts(cands, J, lam, G, est) - truth)
+            ratio = []
+            for est in ("nis", "nwis"):
+                best = np.sqrt(np.mean(np.square(fixed[est]), axis=0)).min()
+                ratio.append(np.sqrt(np.mean(np.square(err[est]))) / best)
+            cells.append(f"{ratio[0]:.2f} / {ratio[1]:.2f}")
+        print(f"| {rule} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]))

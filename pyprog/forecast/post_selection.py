@@ -1,0 +1,286 @@
+"""Intervals after ``basis="auto"`` chose the forecaster (issue 18, item 4).
+
+A fixed model's bootstrap is honest about noise, not about the model; after a selection,
+three things can be wrong with the chosen forecaster's forecast, and the interval of
+:func:`selected_interval` answers each with its own evidence:
+
+* **noise and the selection's own variability**: a wild bootstrap in the chosen model's
+  world that repeats the selection in every replicate;
+* **the chosen model's misfit**: its backtest errors, net of the targets' noise
+  (:func:`backtest_mse`, with the model-free :func:`noise_variance`);
+* **which model**: the candidates the backtests cannot reject
+  (:attr:`~pyprog.forecast.selection.Selection.plausible`) forecast other values; the
+  interval reaches out to them, net of noise (:func:`plausible_deviations`).
+
+Each is a widening of the same interval, centred on the estimator's own value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.stats
+
+from pyprog._ext.backend import kernels
+from pyprog.forecast.backtests import target_sums
+from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
+from pyprog.forecast.intervals import power_of_two, rademacher_signs
+from pyprog.forecast.selection import Selection, choose, target_rows
+
+__all__ = [
+    "backtest_mse",
+    "noise_variance",
+    "plausible_deviations",
+    "selected_interval",
+]
+
+
+def noise_variance(y, weights=None) -> float:
+    """Model-free noise variance: ``(2/3)·mean ẽ²``, ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2``.
+
+    Gasser, Sroka & Jennen-Steinmetz (1986, *Biometrika* 73:625–633; cf. Rice 1984): the
+    pseudo-residuals drop a smooth drift whatever model is fitted (the chosen fit's residuals
+    also hold its misfit). With weights w (NWIS's λ), the target ``Σw²σ²/Σw²`` is estimated by
+    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted σ̄².
+    Returns a float ``>= 0`` (0 for fewer than three episodes or no weight).
+
+    Examples
+    --------
+    >>> y = np.random.default_rng(0).normal(0.0, 2.0, 5000) + np.linspace(0, 5, 5000)
+    >>> round(noise_variance(y), 1)
+    4.0
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) < 3:
+        return 0.0
+    e2 = (y[1:-1] - 0.5 * (y[:-2] + y[2:])) ** 2
+    plain = 2.0 / 3.0 * float(np.mean(e2))
+    if weights is None:
+        return plain if math.isfinite(plain) else 0.0
+    w2 = np.asarray(weights, dtype=np.float64)[1:-1] ** 2
+    total = float(w2.sum())
+    if not (total > 0 and math.isfinite(total)):
+        return 0.0
+    value = float(w2 @ e2) / total - 0.5 * plain
+    return max(0.0, value) if math.isfinite(value) else 0.0
+
+
+def backtest_mse(errors, noise_factor, s2: float) -> float:
+    """Forecast MSE net of the targets' noise: ``max(0, mean ē² − s²·mean(Σw²/(Σw)²))``.
+
+    Examples
+    --------
+    >>> backtest_mse(np.array([1.0, -1.0]), np.array([0.2, 0.2]), 2.0)
+    0.6
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    if len(e) == 0:
+        return 0.0
+    value = float(np.mean(e**2)) - s2 * float(np.mean(noise_factor))
+    return max(0.0, value) if math.isfinite(value) else 0.0
+
+
+def plausible_deviations(ys, Z, usable, eligible, selection: Selection) -> np.ndarray:
+    """How far the plausible candidates' forecasts lie from the chosen one's, net of noise.
+
+    ``d_c = (ζ_c − ζ)·y`` for each candidate c in :attr:`Selection.plausible` (ζ: the
+    chosen forecaster's weights; rows of ``Z``), shrunk towards 0 by what noise alone would
+    give: ``sign(d_c)·√max(0, d_c² − s²‖ζ_c − ζ‖²)``, ``s²`` the model-free noise variance
+    of y (:func:`noise_variance`). Under a right model the candidates differ by noise and
+    the shrunk deviations are small; under misfit they differ by the bias.
+
+    Parameters
+    ----------
+    ys : ndarray, shape (N,)
+        The series the forecasts are linear in (NIS: Ĵ; NWIS: G), possibly rescaled.
+    Z : ndarray, shape (C, N)
+        Forecast weights of the eligible candidates, ``Z[c] @ ys`` their forecasts.
+    usable : ndarray of bool, shape (C,)
+        Rows of ``Z`` that hold weights (a candidate that failed at N episodes: False).
+    eligible : sequence of Forecaster, length C
+    selection : Selection
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        One finite deviation per usable plausible candidate other than the chosen one.
+
+    Examples
+    --------
+    >>> from pyprog.forecast.selection import select_forecaster
+    >>> J = np.random.default_rng(0).normal(0.0, 1.0, 300)
+    >>> sel = select_forecaster(J, 5)
+    >>> Z = np.array([c.weights(300, 5) for c in sel.eligible])
+    >>> dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+    >>> bool(np.all(np.abs(dev) < 0.5))
+    True
+    """
+    chosen = eligible.index(selection.forecaster)
+    rows = [
+        i for i, c in enumerate(eligible) if usable[i] and i != chosen and c in selection.plausible
+    ]
+    if not rows:
+        return np.zeros(0)
+    diff = Z[rows] - Z[chosen]
+    d = diff @ ys
+    noise = noise_variance(ys) * np.einsum("ij,ij->i", diff, diff)
+    shrunk = np.sign(d) * np.sqrt(np.maximum(0.0, d * d - noise))
+    return shrunk[np.isfinite(shrunk)]
+
+
+def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
+    """Fitted values ŷ and leverages h of the chosen forecaster (the bootstrap's world)."""
+    n = len(ys)
+    if isinstance(fc, BasisForecaster):
+        phi, phi_star, kappa = fc.design(n, delta)
+        ww = kappa * ws
+        _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
+        fitted = np.asarray(phi) @ coef
+        with np.errstate(all="ignore"):
+            q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
+            h = np.einsum("ij,ij->i", q, q)
+        if not np.isfinite(h).all():
+            h = np.zeros(n)
+        return fitted, np.minimum(h, 1.0), ww
+    # a local forecaster: a centred (two-sided) weighted moving mean of its own width
+    r = max(1, int(getattr(fc, "k", 0)) // 2 or round(float(getattr(fc, "halflife", 1.0))))
+    cw = np.concatenate([[0.0], np.cumsum(ws)])
+    cy = np.concatenate([[0.0], np.cumsum(ws * ys)])
+    lo = np.maximum(np.arange(n) - r, 0)
+    hi = np.minimum(np.arange(n) + r + 1, n)
+    mass = cw[hi] - cw[lo]
+    safe = np.where(mass > 0, mass, 1.0)
+    fitted = np.where(mass > 0, (cy[hi] - cy[lo]) / safe, ys)
+    h = np.where(mass > 0, ws / safe, 0.0)
+    return fitted, np.minimum(h, 1.0), ws
+
+
+def selected_interval(
+    y,
+    ratios,
+    selection: Selection,
+    *,
+    value: float,
+    alpha: float,
+    n_boot: int = 2000,
+    seed=None,
+    one_sided: bool = False,
+    what: str = "basis='auto'",
+) -> tuple[float, float, float]:
+    """A ``1 − alpha`` interval of the forecast that repeats the selection per replicate.
+
+    The bootstrap's world is the chosen forecaster's fit ŷ (a basis: its fitted curve; a
+    window or EWMA: a centred moving mean of the same width) with HC2-adjusted residuals
+    ``ξ̃_i = (y_i − ŷ_i)/√(1 − h_i)``. Each replicate ``y* = ŷ + σ*⊙ξ̃`` (Rademacher signs
+    σ*, the ratios held fixed as in :mod:`pyprog.forecast.intervals`) is backtested
+    again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
+    ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
+    basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
+    ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
+    cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
+    ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
+    (``s²`` from :func:`noise_variance`, model-free) estimates its forecast error, and
+    the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Last,
+    the backtests often cannot tell the chosen forecaster from others that forecast a
+    different value (a straight line and a curve over half a period of a slow drift): the
+    interval reaches out to ``value + d_c`` for each candidate c of
+    :attr:`~pyprog.forecast.selection.Selection.plausible`, ``d_c`` its forecast's distance
+    from the chosen one's net of noise (:func:`plausible_deviations`). Every
+    backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
+    matrix product with the stacked forecast weights, not a refit.
+
+    All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
+    neither underflows nor overflows for any finite input.
+
+    Returns
+    -------
+    low, high : float
+        ``low <= value <= high`` (``high = inf`` when one-sided).
+    se : float
+        The chosen forecaster's robust standard error ``√(Σ ζ_i² ξ̃_i²)`` (noise only).
+
+    Raises
+    ------
+    ForecastError
+        No finite bootstrap draw, or an interval end beyond float64.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n, delta = len(y), selection.delta
+    weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
+    scale = power_of_two(float(np.max(np.abs(y))))
+    ys = y / scale
+    ws = weights / power_of_two(float(np.max(weights)))
+    eligible = selection.eligible
+    chosen = eligible.index(selection.forecaster)
+    Z = np.zeros((len(eligible), n))
+    usable = np.ones(len(eligible), dtype=bool)
+    for i, c in enumerate(eligible):
+        try:
+            if ratios is None:
+                Z[i] = c.weights(n, delta)
+            else:
+                phi, phi_star, kappa = c.design(n, delta)
+                Z[i] = solve(phi, kappa * ws, np.zeros(n), phi_star, str(c))[1]
+        except ForecastError:
+            usable[i] = False
+    fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
+    eps = np.finfo(np.float64).eps
+    resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
+    resid[~np.isfinite(resid)] = 0.0
+    truth = float(Z[chosen] @ fitted)
+    W = target_rows(selection.origins, delta, n, ws).sum(axis=1)
+    back32 = selection.backtest.astype(np.float32)
+    signs = rademacher_signs(n, n_boot, seed)
+    origins = selection.origins
+    step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
+    errors = np.empty(n_boot)
+    chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
+    for start in range(0, n_boot, chunk):
+        bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
+        ystar = fitted + (2.0 * bits - 1.0) * resid
+        # selection in float32 (a 4-digit loss decides it), the forecasts in float64
+        losses = _origin_losses_sparse(
+            ystar.astype(np.float32), back32, origins, delta, ws, W, len(eligible)
+        )
+        losses[:, ~usable, :] = np.inf
+        pick = choose(losses, step)
+        out = ystar @ Z.T
+        fstar = out[np.arange(len(ystar)), pick]
+        errors[start : start + len(ystar)] = fstar - truth
+    errors = errors[np.isfinite(errors)]
+    if len(errors) == 0:
+        raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
+    # the backtests' own evidence of the forecast error, net of the targets' noise:
+    # E ē² = E(J̄ − f)² + noise, with the noise variance from the HC2 residuals
+    s2 = noise_variance(ys, ws)
+    mse = backtest_mse(selection.errors / scale, selection.noise_factor, s2)
+    if one_sided:
+        low = value - scale * float(np.quantile(errors, 1.0 - alpha))
+        high = math.inf
+    else:
+        upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
+        low, high = value - scale * float(upper), value - scale * float(lower)
+    # widened to the backtests' evidence: value ± z·√mse
+    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
+    half = z * math.sqrt(mse)
+    low = min(low, value - scale * half)
+    high = max(high, value + scale * half)
+    # model uncertainty: out to the forecasts of the candidates the backtests do not reject
+    dev = plausible_deviations(ys, Z, usable, eligible, selection)
+    if len(dev):
+        low = min(low, value + scale * float(dev.min()))
+        high = max(high, value + scale * float(dev.max()))
+    low, high = min(low, value), max(high, value)
+    if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
+        raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
+    se = math.sqrt(float(Z[chosen] ** 2 @ resid**2)) * scale
+    return low, high, se if math.isfinite(se) else math.inf
+
+
+def _origin_losses_sparse(y, backtest, origins, delta, ws, W, n_candidates: int) -> np.ndarray:
+    """:func:`origin_losses` with the targets gathered (:func:`target_sums`), not a
+    dense product with the (origins × N) target rows; ``W`` the rows' sums."""
+    F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
+    S1 = target_sums(y, origins, delta, ws).astype(F.dtype)
+    return F * (W * F - 2.0 * S1[:, None, :])

@@ -256,6 +256,8 @@ class TestForecastResult:
         assert len(repr(f)) < 200 and "grad=<300 values>" in repr(f)
         d = f.as_dict()
         assert d["model"] == f.model and d["value"] == f.value
+        assert f.model in d["plausible"] and d["plausible"] == list(f.plausible)
+        assert nis_forecast(J, 5, "fourier", 3, alpha=0.1).as_dict()["plausible"] is None
         json.dumps(d)  # JSON-ready
         assert nis_forecast(J, 5, "poly", 3).model == "poly(d=3)"
 

@@ -82,6 +82,9 @@ class Forecast(NamedTuple):
     scores: dict | None = None
     #: A misspecification warning (Ljung–Box test of the backtest errors), or None.
     warning: str | None = None
+    #: With ``basis="auto"``: the candidates the backtests do not reject, the chosen one
+    #: among them; the interval reaches their forecasts (net of noise).
+    plausible: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         interval = "" if self.low is None else f", low={self.low:.6g}, high={self.high:.6g}"
@@ -92,7 +95,8 @@ class Forecast(NamedTuple):
         )
 
     def as_dict(self) -> dict:
-        """The scalars, the model, the scores (None for ``inf``) and the warning, for JSON."""
+        """The scalars, the model, the scores (None for ``inf``), the warning and the
+        plausible candidates, for JSON."""
         scores = None
         if self.scores is not None:
             scores = {k: (v if np.isfinite(v) else None) for k, v in self.scores.items()}
@@ -103,6 +107,7 @@ class Forecast(NamedTuple):
             "model": self.model,
             "scores": scores,
             "warning": self.warning,
+            "plausible": None if self.plausible is None else list(self.plausible),
         }
 
 
@@ -451,7 +456,11 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
     check_representable(what, f=f, grad=grad, error=ForecastError)
     extra = {"model": str(fc)}
     if sel is not None:
-        extra.update(scores=sel.scores, warning=sel.warning)
+        extra.update(
+            scores=sel.scores,
+            warning=sel.warning,
+            plausible=tuple(str(c) for c in sel.plausible),
+        )
     if alpha is None:
         return Forecast(f, grad, **extra)
     if sel is not None:

@@ -10,12 +10,12 @@
    column (zc[c * PYPROG_ROWS + i]), vectorised across the samples:
    log π = z − lse, lse = top + log Σ_c exp(z_c − top); π = exp(z − top) / Σ; H = −Σ π log π.
    ec, top, total, inv, ent are scratch; outputs are row-major, for samples 0..n−1. */
-static inline void PYPROG_F(pyprog_softmax_block)(PYPROG_REAL *restrict zc, PYPROG_REAL *restrict ec,
-                                        PYPROG_REAL *restrict top, PYPROG_REAL *restrict total,
-                                        PYPROG_REAL *restrict inv, PYPROG_REAL *restrict ent, ptrdiff_t n,
-                                        ptrdiff_t a, const int64_t *restrict actions,
-                                        PYPROG_REAL *restrict log_probs, PYPROG_REAL *restrict probs,
-                                        PYPROG_REAL *restrict log_prob, PYPROG_REAL *restrict entropy) {
+static inline void PYPROG_F(pyprog_softmax_block)(
+        PYPROG_REAL *restrict zc, PYPROG_REAL *restrict ec, PYPROG_REAL *restrict top,
+        PYPROG_REAL *restrict total, PYPROG_REAL *restrict inv, PYPROG_REAL *restrict ent,
+        ptrdiff_t n, ptrdiff_t a, const int64_t *restrict actions, PYPROG_REAL *restrict log_probs,
+        PYPROG_REAL *restrict probs, PYPROG_REAL *restrict log_prob,
+        PYPROG_REAL *restrict entropy) {
     const ptrdiff_t B = PYPROG_ROWS;
     for (ptrdiff_t i = 0; i < n; i++) {
         top[i] = zc[i];
@@ -55,48 +55,50 @@ static inline void PYPROG_F(pyprog_softmax_block)(PYPROG_REAL *restrict zc, PYPR
    (below) except for the order of the sums in the logits; 1.4x to 2.6x faster than them
    (64 to 16 hidden units). */
 #define PYPROG_CHUNK 8
-#define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                    \
-    PYPROG_VECTOR_CLONES                                                                        \
-    static void NAME(const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m, \
-                     const PYPROG_REAL *restrict W1t, const PYPROG_REAL *restrict b1,                    \
-                     const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b,                       \
-                     PYPROG_REAL *restrict hidden, PYPROG_REAL *restrict log_probs,                      \
-                     PYPROG_REAL *restrict probs, PYPROG_REAL *restrict log_prob,                        \
-                     PYPROG_REAL *restrict entropy, PYPROG_REAL *restrict scratch) {                     \
-        enum { B = PYPROG_ROWS, V = PYPROG_CHUNK };                                             \
-        PYPROG_REAL *zc = scratch, *ec = zc + (A) * B, *top = ec + (A) * B, *total = top + B;       \
-        PYPROG_REAL *inv = total + B, *ent = inv + B;                                                \
-        PYPROG_REAL sc[D][B], tile[HD][V]; /* the block's obs, column by column; hidden, chunk */   \
-        for (ptrdiff_t start = 0; start < m; start += B) {                                      \
-            ptrdiff_t n = m - start < B ? m - start : B;                                        \
-            for (int i = 0; i < B; i++) /* zero-padded: the last chunk may be partial */        \
-                for (int k = 0; k < (D); k++)                                                   \
-                    sc[k][i] = i < n ? obs[(start + i) * (D) + k] : 0;                          \
-            for (ptrdiff_t i0 = 0; i0 < n; i0 += V) {                                           \
-                PYPROG_REAL z[A][V];                                                                 \
-                for (int c = 0; c < (A); c++)                                                   \
-                    for (int v = 0; v < V; v++) z[c][v] = b[c];                                 \
-                for (int j = 0; j < (HD); j++) {                                                \
-                    /* h_j = tanh(b1_j + Σ_k W1[j, k] s_k);  z += W[:, j] h_j */               \
-                    PYPROG_REAL h[V];                                                                \
-                    for (int v = 0; v < V; v++) h[v] = b1[j];                                   \
-                    for (int k = 0; k < (D); k++)                                               \
-                        for (int v = 0; v < V; v++) h[v] += W1t[k * (HD) + j] * sc[k][i0 + v];  \
-                    for (int v = 0; v < V; v++) tile[j][v] = h[v] = PYPROG_TANH(h[v]);          \
-                    for (int c = 0; c < (A); c++)                                               \
-                        for (int v = 0; v < V; v++) z[c][v] += W[c * (HD) + j] * h[v];          \
-                }                                                                               \
-                for (int c = 0; c < (A); c++)                                                   \
-                    for (int v = 0; v < V; v++) zc[c * B + i0 + v] = z[c][v];                   \
-                ptrdiff_t nv = n - i0 < V ? n - i0 : V;                                         \
-                for (ptrdiff_t v = 0; v < nv; v++)                                              \
-                    for (int j = 0; j < (HD); j++)                                              \
-                        hidden[(start + i0 + v) * (HD) + j] = tile[j][v];                       \
-            }                                                                                   \
-            PYPROG_F(pyprog_softmax_block)(zc, ec, top, total, inv, ent, n, A, actions + start,           \
-                                 log_probs + start * (A), probs + start * (A), log_prob + start, \
-                                 entropy + start);                                              \
-        }                                                                                       \
+#define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                       \
+    PYPROG_VECTOR_CLONES                                                                           \
+    static void NAME(                                                                              \
+            const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m,         \
+            const PYPROG_REAL *restrict W1t, const PYPROG_REAL *restrict b1,                       \
+            const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b,                          \
+            PYPROG_REAL *restrict hidden, PYPROG_REAL *restrict log_probs,                         \
+            PYPROG_REAL *restrict probs, PYPROG_REAL *restrict log_prob,                           \
+            PYPROG_REAL *restrict entropy, PYPROG_REAL *restrict scratch) {                        \
+        enum { B = PYPROG_ROWS, V = PYPROG_CHUNK };                                                \
+        PYPROG_REAL *zc = scratch, *ec = zc + (A) * B, *top = ec + (A) * B, *total = top + B;      \
+        PYPROG_REAL *inv = total + B, *ent = inv + B;                                              \
+        PYPROG_REAL sc[D][B], tile[HD][V]; /* the block's obs, column by column; hidden, chunk */  \
+        for (ptrdiff_t start = 0; start < m; start += B) {                                         \
+            ptrdiff_t n = m - start < B ? m - start : B;                                           \
+            for (int i = 0; i < B; i++) /* zero-padded: the last chunk may be partial */           \
+                for (int k = 0; k < (D); k++)                                                      \
+                    sc[k][i] = i < n ? obs[(start + i) * (D) + k] : 0;                             \
+            for (ptrdiff_t i0 = 0; i0 < n; i0 += V) {                                              \
+                PYPROG_REAL z[A][V];                                                               \
+                for (int c = 0; c < (A); c++)                                                      \
+                    for (int v = 0; v < V; v++) z[c][v] = b[c];                                    \
+                for (int j = 0; j < (HD); j++) {                                                   \
+                    /* h_j = tanh(b1_j + Σ_k W1[j, k] s_k);  z += W[:, j] h_j */                   \
+                    PYPROG_REAL h[V];                                                              \
+                    for (int v = 0; v < V; v++) h[v] = b1[j];                                      \
+                    for (int k = 0; k < (D); k++)                                                  \
+                        for (int v = 0; v < V; v++) h[v] += W1t[k * (HD) + j] * sc[k][i0 + v];     \
+                    for (int v = 0; v < V; v++) tile[j][v] = h[v] = PYPROG_TANH(h[v]);             \
+                    for (int c = 0; c < (A); c++)                                                  \
+                        for (int v = 0; v < V; v++) z[c][v] += W[c * (HD) + j] * h[v];             \
+                }                                                                                  \
+                for (int c = 0; c < (A); c++)                                                      \
+                    for (int v = 0; v < V; v++) zc[c * B + i0 + v] = z[c][v];                      \
+                ptrdiff_t nv = n - i0 < V ? n - i0 : V;                                            \
+                for (ptrdiff_t v = 0; v < nv; v++)                                                 \
+                    for (int j = 0; j < (HD); j++)                                                 \
+                        hidden[(start + i0 + v) * (HD) + j] = tile[j][v];                          \
+            }                                                                                      \
+            PYPROG_F(pyprog_softmax_block)(zc, ec, top, total, inv, ent, n, A,                     \
+                                           actions + start, log_probs + start * (A),               \
+                                           probs + start * (A), log_prob + start,                  \
+                                           entropy + start);                                       \
+        }                                                                                          \
     }
 
 PYPROG_FORWARD_FIXED(PYPROG_F(pyprog_softmax_forward_4_16_2), 4, 16, 2)
@@ -104,8 +106,8 @@ PYPROG_FORWARD_FIXED(PYPROG_F(pyprog_softmax_forward_4_32_2), 4, 32, 2)
 PYPROG_FORWARD_FIXED(PYPROG_F(pyprog_softmax_forward_4_64_2), 4, 64, 2)
 
 /* Whether two states are the same bits (so -0.0 and 0.0 differ). */
-static inline int PYPROG_F(pyprog_same_state)(const PYPROG_REAL *x, const PYPROG_REAL *y,
-                                              ptrdiff_t d) {
+static inline int PYPROG_F(pyprog_same_state)(
+        const PYPROG_REAL *x, const PYPROG_REAL *y, ptrdiff_t d) {
     return memcmp(x, y, (size_t)d * sizeof(PYPROG_REAL)) == 0;
 }
 
@@ -119,10 +121,11 @@ static inline int PYPROG_F(pyprog_same_state)(const PYPROG_REAL *x, const PYPROG
    vector of products first, unfused, and a fused loop here would differ in the last bit. */
 PYPROG_VECTOR_CLONES
 static void PYPROG_F(pyprog_softmax_forward_linear)(
-    const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m, ptrdiff_t d,
-    const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b, ptrdiff_t a,
-    PYPROG_REAL *restrict log_probs, PYPROG_REAL *restrict probs, PYPROG_REAL *restrict log_prob,
-    PYPROG_REAL *restrict entropy, PYPROG_REAL *restrict scratch) {
+        const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m, ptrdiff_t d,
+        const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b, ptrdiff_t a,
+        PYPROG_REAL *restrict log_probs, PYPROG_REAL *restrict probs,
+        PYPROG_REAL *restrict log_prob, PYPROG_REAL *restrict entropy,
+        PYPROG_REAL *restrict scratch) {
     const ptrdiff_t B = PYPROG_ROWS;
     PYPROG_REAL *zc = scratch, *ec = zc + a * B, *top = ec + a * B, *total = top + B;
     PYPROG_REAL *inv = total + B, *ent = inv + B;
@@ -183,19 +186,18 @@ static void PYPROG_F(pyprog_softmax_forward_linear)(
    tanh(W1 s + b1) when hd > 0; log_probs and probs are (m x a). scratch holds
    (2 a + 4) * PYPROG_ROWS PYPROG_REALs. Shapes with a fixed-size instance (above) go to it. */
 PYPROG_VECTOR_CLONES
-static void PYPROG_F(pyprog_softmax_forward)(const PYPROG_REAL *restrict obs, const int64_t *restrict actions,
-                                   ptrdiff_t m, ptrdiff_t d, const PYPROG_REAL *restrict W1t,
-                                   const PYPROG_REAL *restrict b1, ptrdiff_t hd,
-                                   const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b,
-                                   ptrdiff_t a, PYPROG_REAL *restrict hidden,
-                                   PYPROG_REAL *restrict log_probs, PYPROG_REAL *restrict probs,
-                                   PYPROG_REAL *restrict log_prob, PYPROG_REAL *restrict entropy,
-                                   PYPROG_REAL *restrict scratch) {
-#define PYPROG_FIXED_CALL(NAME) \
-    do { \
-        NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy, \
-             scratch); \
-        return; \
+static void PYPROG_F(pyprog_softmax_forward)(
+        const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m, ptrdiff_t d,
+        const PYPROG_REAL *restrict W1t, const PYPROG_REAL *restrict b1, ptrdiff_t hd,
+        const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict b, ptrdiff_t a,
+        PYPROG_REAL *restrict hidden, PYPROG_REAL *restrict log_probs, PYPROG_REAL *restrict probs,
+        PYPROG_REAL *restrict log_prob, PYPROG_REAL *restrict entropy,
+        PYPROG_REAL *restrict scratch) {
+#define PYPROG_FIXED_CALL(NAME)                                                                    \
+    do {                                                                                           \
+        NAME(obs, actions, m, W1t, b1, W, b, hidden, log_probs, probs, log_prob, entropy,          \
+             scratch);                                                                             \
+        return;                                                                                    \
     } while (0)
     if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(PYPROG_F(pyprog_softmax_forward_4_16_2));
     if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(PYPROG_F(pyprog_softmax_forward_4_32_2));
@@ -232,8 +234,8 @@ static void PYPROG_F(pyprog_softmax_forward)(const PYPROG_REAL *restrict obs, co
             for (ptrdiff_t c = 0; c < a; c++) zc[c * B + i] = b[c] + PYPROG_DOT(x, W + c * f, f);
         }
         PYPROG_F(pyprog_softmax_block)(zc, ec, top, total, inv, ent, n, a, actions + start,
-                             log_probs + start * a, probs + start * a, log_prob + start,
-                             entropy + start);
+                                       log_probs + start * a, probs + start * a, log_prob + start,
+                                       entropy + start);
     }
 }
 
@@ -247,63 +249,65 @@ static void PYPROG_F(pyprog_softmax_forward)(const PYPROG_REAL *restrict obs, co
 /* For some sizes GCC's -O3 unrolls these small fixed loops completely and schedules the
    vector code worse (2.5x slower at 16 hidden units, measured with GCC 12); those
    instances are compiled at -O2 with the vectoriser, which keeps the loops. */
-#define PYPROG_O2 __attribute__((optimize("O2", "tree-vectorize", "no-trapping-math", "no-math-errno")))
+#define PYPROG_O2 \
+    __attribute__((optimize("O2", "tree-vectorize", "no-trapping-math", "no-math-errno")))
 #else
 #define PYPROG_O2
 #endif
 #define PYPROG_O3
 
-#define PYPROG_BACKWARD_FIXED(NAME, A, HD, D, OPT)                                                   \
-    PYPROG_VECTOR_CLONES OPT                                                                    \
-    static void NAME(const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m,  \
-                     const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict hidden,                  \
-                     const PYPROG_REAL *restrict log_probs, const PYPROG_REAL *restrict probs,           \
-                     const PYPROG_REAL *restrict entropy, const PYPROG_REAL *restrict coef_log_prob,     \
-                     const PYPROG_REAL *restrict coef_entropy, PYPROG_REAL *restrict gW1t,               \
-                     PYPROG_REAL *restrict gb1, PYPROG_REAL *restrict gW, PYPROG_REAL *restrict gb) {         \
-        enum { F = (HD) > 0 ? (HD) : (D), H1 = (HD) > 0 ? (HD) : 1 };                            \
-        PYPROG_REAL aW[A][F] = {{0.0}}, ab[A] = {0.0}, aW1[D][H1] = {{0.0}}, ab1[H1] = {0.0};        \
-        for (ptrdiff_t i = 0; i < m; i++) {                                                     \
-            PYPROG_REAL cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];                \
-            const PYPROG_REAL *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A);  \
-            const PYPROG_REAL *x = (HD) > 0 ? hidden + i * H1 : s;                                   \
-            if ((HD) == 0) {                                                                    \
-                /* linear: the taken action's dz += cl in registers, not through a store and   \
-                   a load (1.5x for NS-Reco's policy; the MLP instances keep the store: GCC    \
-                   then contracts their hidden-layer sums differently for AVX2) */             \
-                int64_t taken = actions[i];                                                     \
-                for (int c = 0; c < (A); c++) {                                                 \
-                    PYPROG_REAL v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                   \
-                    dz[c] = c == taken ? v + cl : v;                                            \
-                }                                                                               \
-            } else {                                                                            \
-                for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i])); \
-                dz[actions[i]] += cl;                                                           \
-            }                                                                                   \
-            for (int c = 0; c < (A); c++) {                                                     \
-                ab[c] += dz[c];                                                                 \
-                for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                           \
-            }                                                                                   \
-            if ((HD) > 0) {                                                                     \
-                for (int j = 0; j < H1; j++) {                                                  \
-                    PYPROG_REAL t = 0.0;                                                             \
-                    for (int c = 0; c < (A); c++) t += dz[c] * W[c * H1 + j];                   \
-                    dpre[j] = t * ((PYPROG_REAL)1 - x[j] * x[j]);                                          \
-                    ab1[j] += dpre[j];                                                          \
-                }                                                                               \
-                for (int k = 0; k < (D); k++)                                                   \
-                    for (int j = 0; j < H1; j++) aW1[k][j] += s[k] * dpre[j];                   \
-            }                                                                                   \
-        }                                                                                       \
-        for (int c = 0; c < (A); c++) {                                                         \
-            gb[c] += ab[c];                                                                     \
-            for (int j = 0; j < F; j++) gW[c * F + j] += aW[c][j];                              \
-        }                                                                                       \
-        if ((HD) > 0) {                                                                         \
-            for (int k = 0; k < (D); k++)                                                       \
-                for (int j = 0; j < H1; j++) gW1t[k * H1 + j] += aW1[k][j];                     \
-            for (int j = 0; j < H1; j++) gb1[j] += ab1[j];                                      \
-        }                                                                                       \
+#define PYPROG_BACKWARD_FIXED(NAME, A, HD, D, OPT)                                                 \
+    PYPROG_VECTOR_CLONES OPT                                                                       \
+    static void NAME(                                                                              \
+            const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m,         \
+            const PYPROG_REAL *restrict W, const PYPROG_REAL *restrict hidden,                     \
+            const PYPROG_REAL *restrict log_probs, const PYPROG_REAL *restrict probs,              \
+            const PYPROG_REAL *restrict entropy, const PYPROG_REAL *restrict coef_log_prob,        \
+            const PYPROG_REAL *restrict coef_entropy, PYPROG_REAL *restrict gW1t,                  \
+            PYPROG_REAL *restrict gb1, PYPROG_REAL *restrict gW, PYPROG_REAL *restrict gb) {       \
+        enum { F = (HD) > 0 ? (HD) : (D), H1 = (HD) > 0 ? (HD) : 1 };                              \
+        PYPROG_REAL aW[A][F] = {{0.0}}, ab[A] = {0.0}, aW1[D][H1] = {{0.0}}, ab1[H1] = {0.0};      \
+        for (ptrdiff_t i = 0; i < m; i++) {                                                        \
+            PYPROG_REAL cl = coef_log_prob[i], ce = coef_entropy[i], dz[A], dpre[H1];              \
+            const PYPROG_REAL *s = obs + i * (D), *lp = log_probs + i * (A), *p = probs + i * (A); \
+            const PYPROG_REAL *x = (HD) > 0 ? hidden + i * H1 : s;                                 \
+            if ((HD) == 0) {                                                                       \
+                /* linear: the taken action's dz += cl in registers, not through a store and       \
+                   a load (1.5x for NS-Reco's policy; the MLP instances keep the store: GCC        \
+                   then contracts their hidden-layer sums differently for AVX2) */                 \
+                int64_t taken = actions[i];                                                        \
+                for (int c = 0; c < (A); c++) {                                                    \
+                    PYPROG_REAL v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                      \
+                    dz[c] = c == taken ? v + cl : v;                                               \
+                }                                                                                  \
+            } else {                                                                               \
+                for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
+                dz[actions[i]] += cl;                                                              \
+            }                                                                                      \
+            for (int c = 0; c < (A); c++) {                                                        \
+                ab[c] += dz[c];                                                                    \
+                for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                              \
+            }                                                                                      \
+            if ((HD) > 0) {                                                                        \
+                for (int j = 0; j < H1; j++) {                                                     \
+                    PYPROG_REAL t = 0.0;                                                           \
+                    for (int c = 0; c < (A); c++) t += dz[c] * W[c * H1 + j];                      \
+                    dpre[j] = t * ((PYPROG_REAL)1 - x[j] * x[j]);                                  \
+                    ab1[j] += dpre[j];                                                             \
+                }                                                                                  \
+                for (int k = 0; k < (D); k++)                                                      \
+                    for (int j = 0; j < H1; j++) aW1[k][j] += s[k] * dpre[j];                      \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < (A); c++) {                                                            \
+            gb[c] += ab[c];                                                                        \
+            for (int j = 0; j < F; j++) gW[c * F + j] += aW[c][j];                                 \
+        }                                                                                          \
+        if ((HD) > 0) {                                                                            \
+            for (int k = 0; k < (D); k++)                                                          \
+                for (int j = 0; j < H1; j++) gW1t[k * H1 + j] += aW1[k][j];                        \
+            for (int j = 0; j < H1; j++) gb1[j] += ab1[j];                                         \
+        }                                                                                          \
     }
 
 PYPROG_BACKWARD_FIXED(PYPROG_F(pyprog_softmax_backward_4_16_2), 4, 16, 2, PYPROG_O2)
@@ -315,23 +319,19 @@ PYPROG_BACKWARD_FIXED(PYPROG_F(pyprog_softmax_backward_5_0_1), 5, 0, 1, PYPROG_O
    the caller zeroes. W is (a x hd) row-major (only read when hd > 0). scratch holds
    a + hd PYPROG_REALs. Shapes with a fixed-size instance (above) go to it. */
 PYPROG_VECTOR_CLONES
-static void PYPROG_F(pyprog_softmax_backward)(const PYPROG_REAL *restrict obs, const int64_t *restrict actions,
-                                    ptrdiff_t m, ptrdiff_t d, ptrdiff_t hd,
-                                    const PYPROG_REAL *restrict W, ptrdiff_t a,
-                                    const PYPROG_REAL *restrict hidden,
-                                    const PYPROG_REAL *restrict log_probs,
-                                    const PYPROG_REAL *restrict probs,
-                                    const PYPROG_REAL *restrict entropy,
-                                    const PYPROG_REAL *restrict coef_log_prob,
-                                    const PYPROG_REAL *restrict coef_entropy,
-                                    PYPROG_REAL *restrict gW1t, PYPROG_REAL *restrict gb1,
-                                    PYPROG_REAL *restrict gW, PYPROG_REAL *restrict gb,
-                                    PYPROG_REAL *restrict scratch) {
-#define PYPROG_FIXED_CALL(NAME) \
-    do { \
-        NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy, \
-             gW1t, gb1, gW, gb); \
-        return; \
+static void PYPROG_F(pyprog_softmax_backward)(
+        const PYPROG_REAL *restrict obs, const int64_t *restrict actions, ptrdiff_t m, ptrdiff_t d,
+        ptrdiff_t hd, const PYPROG_REAL *restrict W, ptrdiff_t a,
+        const PYPROG_REAL *restrict hidden, const PYPROG_REAL *restrict log_probs,
+        const PYPROG_REAL *restrict probs, const PYPROG_REAL *restrict entropy,
+        const PYPROG_REAL *restrict coef_log_prob, const PYPROG_REAL *restrict coef_entropy,
+        PYPROG_REAL *restrict gW1t, PYPROG_REAL *restrict gb1, PYPROG_REAL *restrict gW,
+        PYPROG_REAL *restrict gb, PYPROG_REAL *restrict scratch) {
+#define PYPROG_FIXED_CALL(NAME)                                                                    \
+    do {                                                                                           \
+        NAME(obs, actions, m, W, hidden, log_probs, probs, entropy, coef_log_prob, coef_entropy,   \
+             gW1t, gb1, gW, gb);                                                                   \
+        return;                                                                                    \
     } while (0)
     if (a == 4 && d == 2 && hd == 16) PYPROG_FIXED_CALL(PYPROG_F(pyprog_softmax_backward_4_16_2));
     if (a == 4 && d == 2 && hd == 32) PYPROG_FIXED_CALL(PYPROG_F(pyprog_softmax_backward_4_32_2));

@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pyprog.utils.machine import cpu_model
+
 CASES = [("reco", "pro-wls", 2), ("reacher", "pro-ols", 2)]
 ENV_NAMES = {"reco": "NS_Reco", "reacher": "NS_Reacher"}
 ALGO_NAMES = {"pro-wls": "ProWLS", "pro-ols": "ProOLS", "onpg": "ONPG", "ftrl-pg": "OFPG"}
@@ -170,16 +172,8 @@ def timed(cmd: list[str], cwd: Path, extra_env: dict, out: Path, log: Path) -> d
 
 
 def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),

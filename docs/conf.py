@@ -115,7 +115,12 @@ API_MODULES = {
         "pyprog.cli.reproduce",
         "pyprog.cli.forecast",
     ],
-    "utils": ["pyprog.utils.validation", "pyprog.utils.cache", "pyprog.utils.figures"],
+    "utils": [
+        "pyprog.utils.validation",
+        "pyprog.utils.cache",
+        "pyprog.utils.figures",
+        "pyprog.utils.machine",
+    ],
     "_ext": ["pyprog._ext.backend", "pyprog._ext.fallback"],
 }
 

@@ -5,6 +5,7 @@ import argparse
 import contextlib
 import csv
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -386,3 +387,9 @@ def test_grid_runs_are_the_runs_of_pyprog_run_bit_for_bit(tmp_path, capsys):
         regret, mean_return = before[(r.algo, r.seed)]
         assert r.regret == pytest.approx(regret, rel=1e-9, abs=0)
         assert r.mean_return == pytest.approx(mean_return, rel=1e-9, abs=0)
+
+
+def test_info_names_the_cpu(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^cpu\s+\S", out, re.M), out

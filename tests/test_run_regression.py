@@ -27,6 +27,7 @@ import pytest
 
 from pyprog._ext.backend import backend
 from pyprog.runner import loop
+from pyprog.utils.machine import cpu_model
 
 DATA = Path(__file__).parent / "data" / "run_regression.json"
 
@@ -45,15 +46,7 @@ SEED = 3
 
 def machine() -> str:
     """What decides the last bits: CPU model, Python, NumPy."""
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu} | Python {platform.python_version()} | NumPy {np.__version__}"
+    return f"{cpu_model()} | Python {platform.python_version()} | NumPy {np.__version__}"
 
 
 def modes() -> list[str]:

@@ -1,4 +1,4 @@
-"""``pyprog info``: versions, the kernel backend, optional dependencies, numba's cache."""
+"""``pyprog info``: versions, the kernel backend, the CPU, optional dependencies, numba's cache."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import platform
 
 from pyprog._ext.backend import backend
 from pyprog._version import __version__
+from pyprog.utils.machine import cpu_model
 
 __all__ = ["add_parser", "cmd"]
 
@@ -29,6 +30,7 @@ def cmd(args: argparse.Namespace) -> int:
         ("kernel backend", backend()),
         ("python", platform.python_version()),
         ("platform", platform.platform()),
+        ("cpu", cpu_model()),
     ]
     for name in ("numpy", "scipy", "numba", "gymnasium", "simglucose", "distributed"):
         version = _package_version(name)

@@ -220,7 +220,7 @@ class TestPlausibleSet:
             J = self._half_sinusoid(seed)
             sel = select_forecaster(J, 5)
             Z = np.array([c.weights(300, 5) for c in sel.eligible])
-            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel)
             f = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, seed=seed)
             assert f.low <= f.value + dev.min(initial=0.0) + 1e-12
             assert f.high >= f.value + dev.max(initial=0.0) - 1e-12
@@ -233,8 +233,8 @@ class TestPlausibleSet:
 
     def test_deviations_are_net_of_noise(self):
         # stationary noise: the candidates differ by noise only, and most shrunk deviations
-        # are exactly 0 (P(χ²₁ <= 1) = 0.68 per candidate); a drift the chosen model misses
-        # leaves them large
+        # are exactly 0 (P(χ²₁ <= 1) = 0.68 per candidate); under misfit they widen the
+        # interval (test_interval_reaches_every_plausible_forecast)
         rng = np.random.default_rng(1)
         zero = total = 0
         for _ in range(20):
@@ -242,7 +242,7 @@ class TestPlausibleSet:
             sel = select_forecaster(J, 5)
             Z = np.array([c.weights(300, 5) for c in sel.eligible])
             raw = (Z - Z[sel.eligible.index(sel.forecaster)]) @ J
-            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+            dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel)
             assert np.all(np.abs(dev) <= np.abs(raw).max() + 1e-15)
             zero += int(np.sum(dev == 0.0))
             total += len(dev)

@@ -81,7 +81,7 @@ def backtest_mse(errors, noise_factor, s2: float) -> float:
     return max(0.0, value) if math.isfinite(value) else 0.0
 
 
-def plausible_deviations(ys, Z, usable, eligible, selection: Selection) -> np.ndarray:
+def plausible_deviations(ys, Z, usable, selection: Selection) -> np.ndarray:
     """How far the plausible candidates' forecasts lie from the chosen one's, net of noise.
 
     ``d_c = (ζ_c − ζ)·y`` for each candidate c in :attr:`Selection.plausible` (ζ: the
@@ -95,10 +95,10 @@ def plausible_deviations(ys, Z, usable, eligible, selection: Selection) -> np.nd
     ys : ndarray, shape (N,)
         The series the forecasts are linear in (NIS: Ĵ; NWIS: G), possibly rescaled.
     Z : ndarray, shape (C, N)
-        Forecast weights of the eligible candidates, ``Z[c] @ ys`` their forecasts.
+        Forecast weights of the candidates in ``selection.eligible``, ``Z[c] @ ys`` their
+        forecasts.
     usable : ndarray of bool, shape (C,)
         Rows of ``Z`` that hold weights (a candidate that failed at N episodes: False).
-    eligible : sequence of Forecaster, length C
     selection : Selection
 
     Returns
@@ -112,10 +112,11 @@ def plausible_deviations(ys, Z, usable, eligible, selection: Selection) -> np.nd
     >>> J = np.random.default_rng(0).normal(0.0, 1.0, 300)
     >>> sel = select_forecaster(J, 5)
     >>> Z = np.array([c.weights(300, 5) for c in sel.eligible])
-    >>> dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel.eligible, sel)
+    >>> dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel)
     >>> bool(np.all(np.abs(dev) < 0.5))
     True
     """
+    eligible = selection.eligible
     chosen = eligible.index(selection.forecaster)
     rows = [
         i for i, c in enumerate(eligible) if usable[i] and i != chosen and c in selection.plausible
@@ -267,7 +268,7 @@ def selected_interval(
     low = min(low, value - scale * half)
     high = max(high, value + scale * half)
     # model uncertainty: out to the forecasts of the candidates the backtests do not reject
-    dev = plausible_deviations(ys, Z, usable, eligible, selection)
+    dev = plausible_deviations(ys, Z, usable, selection)
     if len(dev):
         low = min(low, value + scale * float(dev.min()))
         high = max(high, value + scale * float(dev.max()))

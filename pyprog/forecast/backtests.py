@@ -73,10 +73,10 @@ def nwis_backtest_rows(c: Forecaster, origins, delta: int, n: int, ratios) -> np
     """NWIS backtest forecast weights of candidate ``c``: row r is ``∂f/∂y`` of the
     λ-weighted fit on the first ``origins[r]`` episodes (zero after it), shape (m, n).
 
-    The same rows, checks and refusals as the per-origin loop of
-    :mod:`pyprog.forecast.selection` (systems scaled to unit diagonal, refused when
-    ``cond(√ΛΦ)·eps·Σ|∂f/∂y| > 1e-4``), with the k×k systems of all origins solved in one
-    batched call.
+    The same rows, checks and refusals as the per-origin loop it replaced (kept as the
+    "before" side of ``bench/bench_selection.py``): systems scaled to unit diagonal, refused
+    when ``cond(√ΛΦ)·eps·Σ|∂f/∂y| > 1e-4``, a weighted mean in closed form for a constant
+    basis; the k×k systems of all origins are solved in one batched call.
 
     Raises
     ------

@@ -197,42 +197,13 @@ def _backtest_rows(c: Forecaster, origins, delta, n, ratios) -> np.ndarray:
     """Row r: candidate c's forecast weights on y at origin ``origins[r]`` (zero after it).
 
     NIS: the cached, data-independent ζ. NWIS: ``∂f/∂y`` of the weighted fit on the first o
-    episodes, solved here in NumPy (a k×k system per origin, scaled to unit diagonal) with
-    the kernel's refusal criterion ``cond(√ΛΦ)·eps·Σ|∂f/∂y| > 1e-4``; a weighted mean in
-    closed form for a constant basis (window, EWMA, ``fourier(d=1)``).
+    episodes (:func:`~pyprog.forecast.backtests.nwis_backtest_rows`).
     """
     if ratios is not None:
         return nwis_backtest_rows(c, origins, delta, n, ratios)
     rows = np.zeros((len(origins), n))
     for r, o in enumerate(origins):
-        o = int(o)
-        if ratios is None:
-            rows[r, :o] = c.weights(o, delta)
-            continue
-        phi, phi_star, kappa = c.design(o, delta)
-        w = kappa * ratios[:o]
-        if phi.shape[1] == 1:
-            total = float(w.sum())
-            if not total > 0:
-                raise ForecastError(f"{c}: no episode of non-zero weight before origin {o}")
-            rows[r, :o] = w / total
-            continue
-        A = phi.T @ (w[:, None] * phi)
-        diag = np.diag(A)
-        if not (diag > 0).all():
-            raise ForecastError(f"{c}: a feature without weight before origin {o}")
-        scale = 1.0 / np.sqrt(diag)
-        As = A * np.outer(scale, scale)
-        try:
-            u = scale * np.linalg.solve(As, scale * phi_star)
-            cond = np.linalg.cond(As)
-        except np.linalg.LinAlgError:
-            raise ForecastError(f"{c}: singular system at origin {o}") from None
-        dfdy = w * (phi @ u)
-        eps = np.finfo(np.float64).eps
-        if not (np.isfinite(dfdy).all() and math.sqrt(cond) * eps * np.abs(dfdy).sum() <= 1e-4):
-            raise ForecastError(f"{c}: ill-conditioned at origin {o}")
-        rows[r, :o] = dfdy
+        rows[r, : int(o)] = c.weights(int(o), delta)
     return rows
 
 

@@ -81,6 +81,32 @@ def test_float32_update_is_the_float64_update_to_1e_4(name, policy_name, optimiz
     assert learner._ev.log_probs.dtype == np.float32
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("policy_name", SOFTMAX)
+def test_float32_taken_action_keeps_its_gradient_when_the_policy_saturates(
+    policy_name, compiled
+):
+    # logit gap 20: π_top = 1 − 4e-9 rounds to 1 in float32, so 1 − π_top is 0 there; the
+    # float32 passes sum Σ_{c≠a} π_c instead (bench/dtype_tail.py: runs stuck on one item)
+    if compiled and backend() != "cython":
+        pytest.skip("needs the compiled kernels")
+    steps = []
+    for dtype in ("float64", "float32"):
+        policy = POLICIES[policy_name]()
+        bias = policy.b  # a view into θ: the output layer's biases
+        bias[:] = -20.0
+        bias[1] = 0.0
+        hyper = Hyper(lr=0.05, delta=2, inner_steps=1, d=2, optimizer="sgd", dtype=dtype)
+        learner = LEARNERS["pro-wls"](policy, hyper, 4, compiled=compiled)
+        play(learner, np.random.default_rng(3), 12, 4)
+        before, top = policy.theta.copy(), float(bias[1])
+        assert learner.update() is True
+        assert bias[1] != top  # the taken action's own bias moved
+        steps.append(policy.theta - before)
+    f64, f32 = steps
+    assert np.abs(f32 - f64).max() <= 1e-3 * np.abs(f64).max()
+
+
 @pytest.mark.parametrize("bad", ["float16", "double", np.float32, None, 32])
 def test_bad_dtype_is_a_value_error_naming_dtype(bad):
     with pytest.raises(ValueError, match=r"unknown dtype .*valid: float64, float32"):

@@ -94,6 +94,7 @@ PYPROG_DEFINE_DOT(pyprog_dot_f32, float)
 #define PYPROG_LOG pyprog_log
 #define PYPROG_TANH pyprog_tanh
 #define PYPROG_DOT pyprog_dot
+#define PYPROG_SCORE_REST 0
 #include "_policy_real.h"
 
 /* float32: the same passes, names suffixed _f32 */
@@ -103,6 +104,7 @@ PYPROG_DEFINE_DOT(pyprog_dot_f32, float)
 #define PYPROG_LOG pyprog_log_f32
 #define PYPROG_TANH pyprog_tanh_f32
 #define PYPROG_DOT pyprog_dot_f32
+#define PYPROG_SCORE_REST 1
 #include "_policy_real.h"
 
 #endif /* PYPROG_POLICY_H */

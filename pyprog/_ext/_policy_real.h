@@ -47,6 +47,22 @@ static inline void PYPROG_F(pyprog_softmax_block)(
     }
 }
 
+/* The taken action's logit gradient c (1 − π_a) − e π_a (log π_a + H), with 1 − π_a as
+   Σ_{c≠a} π_c: the subtraction rounds to exactly 0 once π_a > 1 − 2⁻²⁴ in float32 (a logit
+   gap above about 17), and the taken action's logit then stops learning while the others
+   keep theirs (NS-Reco at speed 1: 4 of 100 float32 runs stuck on one item for the last 300
+   episodes; bench/dtype_tail.py). The float32 passes only (PYPROG_SCORE_REST): in float64
+   the same happens only beyond a gap of about 37, and the committed float64 results keep
+   their bits. */
+static inline void PYPROG_F(pyprog_score_rest)(
+        PYPROG_REAL *restrict dz, const PYPROG_REAL *restrict p, const PYPROG_REAL *restrict lp,
+        ptrdiff_t a, int64_t taken, PYPROG_REAL cl, PYPROG_REAL ce, PYPROG_REAL entropy) {
+    PYPROG_REAL rest = 0.0;
+    for (ptrdiff_t c = 0; c < a; c++)
+        if (c != taken) rest += p[c];
+    dz[taken] = cl * rest - p[taken] * (ce * (lp[taken] + entropy));
+}
+
 /* The forward pass with a hidden layer, for sizes known at compile time: chunks of
    PYPROG_CHUNK samples run through each hidden unit together, so that tanh is
    vectorised across samples and the A logits accumulate in registers over the units
@@ -284,6 +300,8 @@ static void PYPROG_F(pyprog_softmax_forward)(
                 for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
                 dz[actions[i]] += cl;                                                              \
             }                                                                                      \
+            if (PYPROG_SCORE_REST) PYPROG_F(pyprog_score_rest)(dz, p, lp, A, actions[i], cl, ce,   \
+                                                               entropy[i]);                        \
             for (int c = 0; c < (A); c++) {                                                        \
                 ab[c] += dz[c];                                                                    \
                 for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                              \
@@ -349,6 +367,8 @@ static void PYPROG_F(pyprog_softmax_backward)(
         /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
         for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
         dz[actions[i]] += cl;
+        if (PYPROG_SCORE_REST)
+            PYPROG_F(pyprog_score_rest)(dz, p, lp, a, actions[i], cl, ce, entropy[i]);
         /* ∂W += dz xᵀ, ∂b += dz */
         for (ptrdiff_t c = 0; c < a; c++) {
             gb[c] += dz[c];
@@ -375,3 +395,4 @@ static void PYPROG_F(pyprog_softmax_backward)(
 #undef PYPROG_LOG
 #undef PYPROG_TANH
 #undef PYPROG_DOT
+#undef PYPROG_SCORE_REST

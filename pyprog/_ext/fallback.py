@@ -493,7 +493,8 @@ def softmax_backward(
     """Vector–Jacobian product of a softmax policy: ``Σ_m c_m ∇log π(a_m|s_m) + e_m ∇H_m``.
 
     With, per sample, ``dz = c (onehot(a) − π) − e π ⊙ (log π + H)`` (the gradient
-    w.r.t. the logits)::
+    w.r.t. the logits; in float32 the taken action's ``1 − π_a`` is summed as
+    ``Σ_{c≠a} π_c``, which does not round to 0 when π_a is within 2⁻²⁴ of 1)::
 
         ∂W  = dzᵀ hidden,   ∂b  = Σ_m dz
         dpre = (dz @ W) ⊙ (1 − hidden²)                 (hidden layer only)
@@ -539,7 +540,14 @@ def softmax_backward(
         _same_shape(arr, name, shape)
     # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
     dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))
-    dz[np.arange(len(actions)), actions] += coef_log_prob
+    taken = np.arange(len(actions)), actions
+    dz[taken] += coef_log_prob
+    if probs.dtype == np.float32:
+        # 1 − π_a as Σ_{c≠a} π_c: in float32 the subtraction is exactly 0 once
+        # π_a > 1 − 2⁻²⁴, and the taken action's logit stops learning (as in _policy_real.h)
+        rest = np.where(np.arange(probs.shape[1]) == actions[:, None], 0, probs).sum(axis=1)
+        ent = coef_entropy * (log_probs[taken] + entropy)
+        dz[taken] = coef_log_prob * rest - probs[taken] * ent
     parts = []
     if W1.shape[0]:
         dpre = (dz @ W) * (1.0 - hidden * hidden)

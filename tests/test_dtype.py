@@ -83,9 +83,7 @@ def test_float32_update_is_the_float64_update_to_1e_4(name, policy_name, optimiz
 
 @pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("policy_name", SOFTMAX)
-def test_float32_taken_action_keeps_its_gradient_when_the_policy_saturates(
-    policy_name, compiled
-):
+def test_float32_taken_action_keeps_its_gradient_when_the_policy_saturates(policy_name, compiled):
     # logit gap 20: π_top = 1 − 4e-9 rounds to 1 in float32, so 1 − π_top is 0 there; the
     # float32 passes sum Σ_{c≠a} π_c instead (bench/dtype_tail.py: runs stuck on one item)
     if compiled and backend() != "cython":

@@ -1,13 +1,16 @@
 """``basis="auto"`` with its post-selection interval (issue 18), before and after the fast
-paths of :mod:`pyprog.forecast.backtests`, side by side in one run.
+paths of :mod:`pyprog.forecast.backtests` and the compiled one-SE choice, side by side in
+one run.
 
 Run: ``taskset -c 0 pytest bench/bench_selection.py --benchmark-columns=median,iqr,rounds``.
 Target: N = 1000, δ = 5, 2000 bootstrap draws (each repeating the selection among the
 13 default candidates over the backtest origins) in under 100 ms on one core, NIS and NWIS.
 
-"before" is the same code with the two pieces the fast paths replaced put back (the
-backtest targets as a dense (B × N)·(N × origins) product; NWIS's backtest systems solved
-one origin at a time): both rows give the same numbers (asserted).
+"before" is the same code with the pieces the fast paths replaced put back: each
+replicate's losses as (B, C, m) NumPy arrays from a dense (B × N)·(N × origins) product of
+targets, and the one-SE rule on them (``selection.choose``), instead of
+``kernels.one_se_choice``; NWIS's backtest systems solved one origin at a time. Both rows
+give the same numbers (asserted).
 """
 
 import math
@@ -29,10 +32,12 @@ def drifting(n=N, seed=0):
     return np.sin(2 * np.pi * t / 400) + rng.normal(0, 0.5, n)
 
 
-def dense_losses(y, backtest, origins, delta, ws, W, n_candidates):
-    """Before: the targets as a dense product with the (origins × N) target rows."""
+def numpy_choice(y32, back32, origins, delta, ws, W, usable, step):
+    """Before: the losses as NumPy arrays, the targets as a dense product."""
     targets = selection.target_rows(origins, delta, len(ws), ws)
-    return selection.origin_losses(y, backtest, targets, n_candidates)
+    losses = selection.origin_losses(y32, back32, targets, len(usable))
+    losses[:, ~usable, :] = np.inf
+    return selection.choose(losses, step)
 
 
 def per_origin_rows(c, origins, delta, n, ratios):
@@ -68,7 +73,7 @@ def per_origin_rows(c, origins, delta, n, ratios):
 @pytest.fixture(params=["before", "after"])
 def version(request, monkeypatch):
     if request.param == "before":
-        monkeypatch.setattr(post_selection, "_origin_losses_sparse", dense_losses)
+        monkeypatch.setattr(post_selection, "_bootstrap_choice", numpy_choice)
         monkeypatch.setattr(selection, "nwis_backtest_rows", per_origin_rows)
     return request.param
 

@@ -13,7 +13,8 @@ wrong call raises instead of reading out of bounds.
 One extension module, its source split by kernel family: this file holds the imports, the
 input checks and C declarations every family uses, then includes ``_pdis.pxi`` (PDIS
 weights, episode ratios), ``_wls.pxi`` (WLS forecasts), ``_policy.pxi`` (softmax policy
-passes), ``_bootstrap.pxi`` (wild-bootstrap t-statistics) and ``_update.pxi`` (a
+passes), ``_bootstrap.pxi`` (wild-bootstrap t-statistics), ``_choice.pxi`` (the one-SE choice in
+every bootstrap replicate of ``basis="auto"``) and ``_update.pxi`` (a
 learner's whole update of a softmax policy in one call).
 """
 
@@ -23,7 +24,7 @@ import numbers
 
 import numpy as _np
 
-from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, tanh, NAN
+from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, tanh, INFINITY, NAN
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport (
@@ -173,4 +174,5 @@ include "_pdis.pxi"
 include "_wls.pxi"
 include "_policy.pxi"
 include "_bootstrap.pxi"
+include "_choice.pxi"
 include "_update.pxi"

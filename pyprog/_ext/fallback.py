@@ -606,3 +606,123 @@ def wild_bootstrap_t(signs, e, zeta, P, K, v):
     s2 = (v * e * e).sum() - 2.0 * (c * g).sum(axis=1) + ((c @ V) * c).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return num / np.sqrt(np.maximum(s2, 0.0))
+
+
+# --- the one-standard-error choice in every bootstrap replicate (issue 18) ------------
+
+
+def one_se_gaps(losses, step):
+    """Each candidate's mean backtest loss above the best one's, and its standard error.
+
+    The arithmetic of :func:`pyprog.forecast.selection.loss_gaps` (which documents it),
+    here so that :func:`one_se_choice` and the selection on the data share it.
+    """
+    b, c, m = losses.shape
+    # inf − inf (a non-finite candidate) is NaN, and not chosen: no warning for it
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = losses.sum(axis=2) / m if m else np.full((b, c), np.inf)
+        mean = np.where(np.isfinite(mean), mean, np.inf)
+        rows = np.arange(b)
+        best = np.argmin(mean, axis=1)
+        diff = losses - losses[rows, best][:, None, :]
+        sub = diff[:, :, ::step]
+        if sub.shape[2] > 1:
+            se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2])
+        else:
+            se = np.zeros(mean.shape)
+        gap = mean - mean[rows, best][:, None]
+    return np.where(np.isfinite(mean), gap, np.inf), se
+
+
+def one_se_pick(losses, step, se_rule):
+    """The first candidate within ``se_rule`` standard errors of the best, per row of
+    ``losses`` (b, candidates, origins); 0 where none has a finite mean loss."""
+    gap, se = one_se_gaps(losses, step)
+    ok = np.isfinite(gap) & ((gap <= se_rule * se) | (gap == 0.0))
+    return np.argmax(ok, axis=1)
+
+
+def one_se_choice(F, S1, W, usable, step, se_rule):
+    """The one-standard-error rule's choice in each bootstrap replicate, from its backtests.
+
+    Replicate ``b``'s backtest loss of candidate ``c`` at origin ``o`` is
+    ``L[c, o] = F[b, c, o] (W[o] F[b, c, o] − 2 S1[b, o])`` (the squared error
+    ``(S1 − W F)²/W`` up to a term the same for every candidate), ``inf`` where
+    ``usable[c]`` is false. The best candidate has the least mean loss; the choice is the
+    first candidate whose mean loss is within ``se_rule`` standard errors of the best's,
+    the standard error that of the per-origin loss differences to the best, taken at
+    every ``step``-th origin (``ddof = 1``; 0 with a single one). A candidate whose mean
+    is not finite is never chosen; with none finite, candidate 0.
+    :func:`pyprog.forecast.selection.choose` on the same losses, replicate by replicate,
+    without the (B, C, m) arrays of losses and differences.
+
+    Parameters
+    ----------
+    F : ndarray of float32, shape (B, C, m)
+        Backtest forecasts (weight-summed), per replicate, candidate and origin.
+    S1 : ndarray of float32, shape (B, m)
+        Backtest targets ``Σ_j w_j y*_j`` over each origin's next δ episodes.
+    W : ndarray of float64, shape (m,)
+        The targets' weight sums ``Σ_j w_j``.
+    usable : ndarray of bool, shape (C,)
+    step : int >= 1
+    se_rule : float >= 0
+
+    Returns
+    -------
+    pick : ndarray of int64, shape (B,)
+    """
+    _typed_input(F, "F", 3, np.float32, "float32")
+    nb, nc, m = F.shape
+    _typed_input(S1, "S1", 2, np.float32, "float32")
+    _same_shape(S1, "S1", (nb, m))
+    _input(W, "W", 1)
+    _same_shape(W, "W", (m,))
+    _typed_input(usable, "usable", 1, np.bool_, "bool")
+    _same_shape(usable, "usable", (nc,))
+    if step < 1:
+        raise ValueError(f"step must be >= 1; got {step}")
+    if not se_rule >= 0:
+        raise ValueError(f"se_rule must be >= 0; got {se_rule}")
+    # L = F ⊙ (W F − 2 S1) in float64 (W is), inf for unusable candidates
+    losses = F * (W * F - 2.0 * S1[:, None, :])
+    losses[:, ~usable, :] = np.inf
+    return one_se_pick(losses, step, se_rule).astype(np.int64)
+
+
+def signed_rows(signs, lo, hi):
+    """Bootstrap replicates from packed Rademacher signs: ``y[b, i] = hi[i]`` where sign
+    ``σ_bi = +1`` (bit ``i % 8`` of ``signs[b, i // 8]``, least significant first), else
+    ``lo[i]``; with ``lo = ŷ − ξ̃`` and ``hi = ŷ + ξ̃`` that is ``ŷ + σ ⊙ ξ̃``, exactly.
+
+    Parameters
+    ----------
+    signs : ndarray of uint8, shape (B, ceil(N / 8))
+    lo, hi : ndarray of float32, shape (N,)
+
+    Returns
+    -------
+    y : ndarray of float32, shape (B, N)
+    """
+    _typed_input(lo, "lo", 1, np.float32, "float32")
+    n = lo.shape[0]
+    _typed_input(hi, "hi", 1, np.float32, "float32")
+    _same_shape(hi, "hi", (n,))
+    nbytes = (n + 7) // 8
+    if not (
+        isinstance(signs, np.ndarray)
+        and signs.dtype == np.uint8
+        and signs.ndim == 2
+        and signs.flags.c_contiguous
+        and signs.shape[1] == nbytes
+    ):
+        raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
+    up = np.unpackbits(signs, axis=1, count=n, bitorder="little").view(np.bool_)
+    return np.where(up, hi, lo)
+
+
+def _typed_input(a, name, ndim, dtype, what):
+    if not (
+        isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous
+    ):
+        raise ValueError(f"{name} must be a {ndim}-D C-contiguous {what} ndarray")

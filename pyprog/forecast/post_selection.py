@@ -26,7 +26,7 @@ from pyprog._ext.backend import kernels
 from pyprog.forecast.backtests import target_sums
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import power_of_two, rademacher_signs
-from pyprog.forecast.selection import Selection, choose, target_rows
+from pyprog.forecast.selection import SE_RULE, Selection, target_rows
 
 __all__ = [
     "backtest_mse",
@@ -235,20 +235,22 @@ def selected_interval(
     signs = rademacher_signs(n, n_boot, seed)
     origins = selection.origins
     step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
+    # y* = ŷ + σ⊙ξ̃ with σ = 2·bit − 1: element i is lo_i = ŷ_i − ξ̃_i or hi_i = ŷ_i + ξ̃_i;
+    # in float32 (the selection) gathered from [lo, hi] exactly, and the forecasts (float64)
+    # ζ_c·y* = ζ_c·lo + bits·(2ξ̃ ⊙ ζ_c) without forming y*
+    lo, hi = fitted - resid, fitted + resid
+    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
+    base, D = Z @ lo, Z * (hi - lo)
     errors = np.empty(n_boot)
     chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
     for start in range(0, n_boot, chunk):
-        bits = np.unpackbits(signs[start : start + chunk], axis=1, count=n, bitorder="little")
-        ystar = fitted + (2.0 * bits - 1.0) * resid
+        rows = signs[start : start + chunk]
+        bits = np.unpackbits(rows, axis=1, count=n, bitorder="little")
         # selection in float32 (a 4-digit loss decides it), the forecasts in float64
-        losses = _origin_losses_sparse(
-            ystar.astype(np.float32), back32, origins, delta, ws, W, len(eligible)
-        )
-        losses[:, ~usable, :] = np.inf
-        pick = choose(losses, step)
-        out = ystar @ Z.T
-        fstar = out[np.arange(len(ystar)), pick]
-        errors[start : start + len(ystar)] = fstar - truth
+        y32 = kernels.signed_rows(rows, lo32, hi32)
+        pick = _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step)
+        fstar = base[pick] + (bits.astype(np.float64) @ D.T)[np.arange(len(bits)), pick]
+        errors[start : start + len(bits)] = fstar - truth
     errors = errors[np.isfinite(errors)]
     if len(errors) == 0:
         raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
@@ -279,9 +281,12 @@ def selected_interval(
     return low, high, se if math.isfinite(se) else math.inf
 
 
-def _origin_losses_sparse(y, backtest, origins, delta, ws, W, n_candidates: int) -> np.ndarray:
-    """:func:`origin_losses` with the targets gathered (:func:`target_sums`), not a
-    dense product with the (origins × N) target rows; ``W`` the rows' sums."""
-    F = (y @ backtest.T).reshape(len(y), n_candidates, -1)
-    S1 = target_sums(y, origins, delta, ws).astype(F.dtype)
-    return F * (W * F - 2.0 * S1[:, None, :])
+def _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step: int) -> np.ndarray:
+    """The one-SE choice in each replicate y32 (B, N) from its backtests: the forecasts
+    ``F = y32 @ back32ᵀ`` (one matrix product) and the targets gathered by
+    :func:`target_sums`, then :func:`pyprog._ext.fallback.one_se_choice` (compiled: one
+    pass per replicate, no (B, C, m) arrays of losses). ``W`` the targets' weight sums."""
+    n_candidates = len(usable)
+    F = (y32 @ back32.T).reshape(len(y32), n_candidates, -1)
+    S1 = np.ascontiguousarray(target_sums(y32, origins, delta, ws), dtype=np.float32)
+    return kernels.one_se_choice(F, S1, W, usable, step, SE_RULE)

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
+from pyprog._ext import fallback
 from pyprog.forecast.backtests import nwis_backtest_rows
 from pyprog.forecast.forecasters import (
     Forecaster,
@@ -236,19 +237,7 @@ def loss_gaps(losses: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
     error of the per-origin loss difference to the best candidate, estimated from every
     ``step``-th origin (whose targets do not overlap); 0 for the best itself.
     """
-    mean = losses.mean(axis=2)
-    mean = np.where(np.isfinite(mean), mean, np.inf)
-    rows = np.arange(len(losses))
-    best = np.argmin(mean, axis=1)
-    diff = losses - losses[rows, best][:, None, :]
-    sub = diff[:, :, ::step]
-    if sub.shape[2] > 1:
-        se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2])
-    else:
-        se = np.zeros(mean.shape)
-    with np.errstate(invalid="ignore"):
-        gap = mean - mean[rows, best][:, None]
-    return np.where(np.isfinite(mean), gap, np.inf), se
+    return fallback.one_se_gaps(losses, step)
 
 
 def choose(losses: np.ndarray, step: int) -> np.ndarray:
@@ -257,10 +246,10 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
     The best candidate has the least mean loss; the chosen one is the first (simplest) in
     the list whose mean loss exceeds the best's by at most one standard error of the
     difference (:func:`loss_gaps`). Candidates with a non-finite loss are never chosen.
+    In the bootstrap, :func:`pyprog._ext.fallback.one_se_choice` (and its compiled twin)
+    does the same from the backtests without forming the losses.
     """
-    gap, se = loss_gaps(losses, step)
-    ok = np.isfinite(gap) & ((gap <= SE_RULE * se) | (gap == 0.0))
-    return np.argmax(ok, axis=1)
+    return fallback.one_se_pick(losses, step, SE_RULE)
 
 
 def select_forecaster(

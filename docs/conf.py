@@ -121,7 +121,7 @@ API_MODULES = {
         "pyprog.utils.figures",
         "pyprog.utils.machine",
     ],
-    "_ext": ["pyprog._ext.backend", "pyprog._ext.fallback"],
+    "_ext": ["pyprog._ext.backend", "pyprog._ext.fallback", "pyprog._ext.fallback_bootstrap"],
 }
 
 autodoc_default_options = {"members": True, "show-inheritance": True}

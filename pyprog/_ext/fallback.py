@@ -2,7 +2,8 @@
 
 This module is the reference: every kernel here has the same name, signature and
 docstring as its compiled twin, and the test-suite holds the two to 1e-10 on random
-and edge-case inputs. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
+and edge-case inputs. The bootstrap kernels' twins are in ``fallback_bootstrap.py`` and
+re-exported here. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
 
 Kernels trust their inputs (float64, C-contiguous except ``wls_forecast``'s Fortran
 ``phi``, shapes as documented); the public
@@ -16,7 +17,16 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
+from pyprog._ext._checks import input_array as _input
+from pyprog._ext._checks import same_shape as _same_shape
 from pyprog._ext._exact import episode_ratio_exact, pdis_row_exact
+
+# the twins of _bootstrap.pxi and _choice.pxi live in their own module
+from pyprog._ext.fallback_bootstrap import (  # noqa: F401  (re-exported: kernels.<name>)
+    one_se_choice,
+    signed_rows,
+    wild_bootstrap_t,
+)
 
 # The normal equations lose about cond(A)·eps digits (A = ΦᵀΛΦ, scaled to unit diagonal):
 # while LAPACK's estimate of 1/cond(A) (dpocon) is at least this, Cholesky of A is accurate
@@ -36,28 +46,6 @@ WLS_CHOLESKY = 0
 WLS_LSTSQ = 1
 #: ``wls_forecast`` status: rank-deficient weighted system; every output is NaN.
 WLS_RANK_DEFICIENT = 2
-
-
-def _input(a, name, ndim, fortran=False, real=None):
-    """``a`` itself if it is a float64 (float32 if ``real`` is) ndarray of ``ndim`` dimensions
-    in the kernels' layout (C-contiguous, or Fortran for ``fortran``), aligned, native order."""
-    layout, dtype = "Fortran" if fortran else "C", np.dtype("f4" if real == "f4" else "f8")
-    ok = (
-        isinstance(a, np.ndarray)
-        and a.dtype == dtype
-        and a.dtype.isnative
-        and a.ndim == ndim
-        and a.flags.aligned
-        and (a.flags.f_contiguous if fortran else a.flags.c_contiguous)
-    )
-    if not ok:
-        raise ValueError(f"{name} must be a {ndim}-D {layout}-contiguous {dtype} ndarray")
-    return a
-
-
-def _same_shape(a, name, shape):
-    if a.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}; got {a.shape}")
 
 
 def _real(value, name):
@@ -554,175 +542,3 @@ def softmax_backward(
         parts += [(dpre.T @ obs).ravel(), dpre.sum(axis=0)]
     parts += [(dz.T @ hidden).ravel(), dz.sum(axis=0)]
     return np.concatenate(parts)
-
-
-# --- wild bootstrap of a linear forecast (issue 10) ------------------------------------
-
-
-def wild_bootstrap_t(signs, e, zeta, P, K, v):
-    """Wild-bootstrap t-statistics of a linear forecast, one per row of Rademacher signs.
-
-    Row ``b`` of ``signs`` holds the signs ``σ_b ∈ {−1, +1}^N`` packed 8 to a byte:
-    ``σ_bi = +1`` where bit ``i % 8`` (least significant first) of ``signs[b, i // 8]``
-    is set, −1 where it is not. With ``e* = σ_b ⊙ e`` the flipped residuals::
-
-        num[b] = ζ · e*                          (f* − f: the forecast moves by ζᵀ e*)
-        r*     = e* − P (Kᵀ e*)                  (residuals of the refit, (I − P Kᵀ) e*)
-        t[b]   = num[b] / sqrt(Σ_i v_i r*_i²)    (its standardised error)
-
-    For a weighted fit with design Φ and weights Λ, ``P = Φ (ΦᵀΛΦ)⁻¹`` and ``K = ΛΦ``
-    (so ``P Kᵀ`` is the hat matrix), ``ζ = K (ΦᵀΛΦ)⁻¹ φ*`` and ``v = ζ² / (1 − h)``.
-    Only ``σ @ [ζ⊙e, e⊙K, v⊙e⊙P]`` (B × (2k+1)) is formed, never a B × N array of
-    residuals: with ``c = Kᵀe*``, ``g = Pᵀ(v⊙e*)`` and σ² = 1,
-    ``Σ_i v_i r*_i² = Σ_i v_i e_i² − 2 c·g + cᵀ (Pᵀ diag(v) P) c``.
-
-    Parameters
-    ----------
-    signs : ndarray of uint8, shape (B, ceil(N / 8))
-        Packed Rademacher signs (bits beyond N are ignored).
-    e : ndarray of float64, shape (N,)
-        Residuals to flip (leverage-adjusted).
-    zeta : ndarray of float64, shape (N,)
-        Forecast weights, ``f = ζ · y``.
-    P, K : ndarray of float64, shape (N, k), C-contiguous
-        Factors of the hat matrix ``H = P Kᵀ``.
-    v : ndarray of float64, shape (N,)
-        Non-negative weights of the squared residuals in the standard error.
-
-    Returns
-    -------
-    t : ndarray of float64, shape (B,)
-        NaN where the bootstrap standard error is 0 and the numerator too.
-    """
-    n, k = P.shape
-    # bits (B, N) of {0, 1}: σ = 2 bits − 1
-    bits = np.unpackbits(signs, axis=1, count=n, bitorder="little").astype(np.float64)
-    # M = [ζ⊙e, e⊙K, v⊙e⊙P], (N, 2k+1);  S = σ M = 2 bits M − Σ_i M_i
-    M = np.concatenate([(zeta * e)[:, None], e[:, None] * K, (v * e)[:, None] * P], axis=1)
-    S = 2.0 * (bits @ M) - M.sum(axis=0)
-    num, c, g = S[:, 0], S[:, 1 : k + 1], S[:, k + 1 :]
-    # Σ v r*² = Σ v e² − 2 c·g + cᵀ V c,  V = Pᵀ diag(v) P
-    V = P.T @ (v[:, None] * P)
-    s2 = (v * e * e).sum() - 2.0 * (c * g).sum(axis=1) + ((c @ V) * c).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return num / np.sqrt(np.maximum(s2, 0.0))
-
-
-# --- the one-standard-error choice in every bootstrap replicate (issue 18) ------------
-
-
-def one_se_gaps(losses, step):
-    """Each candidate's mean backtest loss above the best one's, and its standard error.
-
-    The arithmetic of :func:`pyprog.forecast.selection.loss_gaps` (which documents it),
-    here so that :func:`one_se_choice` and the selection on the data share it.
-    """
-    b, c, m = losses.shape
-    # inf − inf (a non-finite candidate) is NaN, and not chosen: no warning for it
-    with np.errstate(invalid="ignore", over="ignore"):
-        mean = losses.sum(axis=2) / m if m else np.full((b, c), np.inf)
-        mean = np.where(np.isfinite(mean), mean, np.inf)
-        rows = np.arange(b)
-        best = np.argmin(mean, axis=1)
-        diff = losses - losses[rows, best][:, None, :]
-        sub = diff[:, :, ::step]
-        if sub.shape[2] > 1:
-            se = sub.std(axis=2, ddof=1) / math.sqrt(sub.shape[2])
-        else:
-            se = np.zeros(mean.shape)
-        gap = mean - mean[rows, best][:, None]
-    return np.where(np.isfinite(mean), gap, np.inf), se
-
-
-def one_se_pick(losses, step, se_rule):
-    """The first candidate within ``se_rule`` standard errors of the best, per row of
-    ``losses`` (b, candidates, origins); 0 where none has a finite mean loss."""
-    gap, se = one_se_gaps(losses, step)
-    ok = np.isfinite(gap) & ((gap <= se_rule * se) | (gap == 0.0))
-    return np.argmax(ok, axis=1)
-
-
-def one_se_choice(F, S1, W, usable, step, se_rule):
-    """The one-standard-error rule's choice in each bootstrap replicate, from its backtests.
-
-    Replicate ``b``'s backtest loss of candidate ``c`` at origin ``o`` is
-    ``L[c, o] = F[b, c, o] (W[o] F[b, c, o] − 2 S1[b, o])`` (the squared error
-    ``(S1 − W F)²/W`` up to a term the same for every candidate), ``inf`` where
-    ``usable[c]`` is false. The best candidate has the least mean loss; the choice is the
-    first candidate whose mean loss is within ``se_rule`` standard errors of the best's,
-    the standard error that of the per-origin loss differences to the best, taken at
-    every ``step``-th origin (``ddof = 1``; 0 with a single one). A candidate whose mean
-    is not finite is never chosen; with none finite, candidate 0.
-    :func:`pyprog.forecast.selection.choose` on the same losses, replicate by replicate,
-    without the (B, C, m) arrays of losses and differences.
-
-    Parameters
-    ----------
-    F : ndarray of float32, shape (B, C, m)
-        Backtest forecasts (weight-summed), per replicate, candidate and origin.
-    S1 : ndarray of float32, shape (B, m)
-        Backtest targets ``Σ_j w_j y*_j`` over each origin's next δ episodes.
-    W : ndarray of float64, shape (m,)
-        The targets' weight sums ``Σ_j w_j``.
-    usable : ndarray of bool, shape (C,)
-    step : int >= 1
-    se_rule : float >= 0
-
-    Returns
-    -------
-    pick : ndarray of int64, shape (B,)
-    """
-    _typed_input(F, "F", 3, np.float32, "float32")
-    nb, nc, m = F.shape
-    _typed_input(S1, "S1", 2, np.float32, "float32")
-    _same_shape(S1, "S1", (nb, m))
-    _input(W, "W", 1)
-    _same_shape(W, "W", (m,))
-    _typed_input(usable, "usable", 1, np.bool_, "bool")
-    _same_shape(usable, "usable", (nc,))
-    if step < 1:
-        raise ValueError(f"step must be >= 1; got {step}")
-    if not se_rule >= 0:
-        raise ValueError(f"se_rule must be >= 0; got {se_rule}")
-    # L = F ⊙ (W F − 2 S1) in float64 (W is), inf for unusable candidates
-    losses = F * (W * F - 2.0 * S1[:, None, :])
-    losses[:, ~usable, :] = np.inf
-    return one_se_pick(losses, step, se_rule).astype(np.int64)
-
-
-def signed_rows(signs, lo, hi):
-    """Bootstrap replicates from packed Rademacher signs: ``y[b, i] = hi[i]`` where sign
-    ``σ_bi = +1`` (bit ``i % 8`` of ``signs[b, i // 8]``, least significant first), else
-    ``lo[i]``; with ``lo = ŷ − ξ̃`` and ``hi = ŷ + ξ̃`` that is ``ŷ + σ ⊙ ξ̃``, exactly.
-
-    Parameters
-    ----------
-    signs : ndarray of uint8, shape (B, ceil(N / 8))
-    lo, hi : ndarray of float32, shape (N,)
-
-    Returns
-    -------
-    y : ndarray of float32, shape (B, N)
-    """
-    _typed_input(lo, "lo", 1, np.float32, "float32")
-    n = lo.shape[0]
-    _typed_input(hi, "hi", 1, np.float32, "float32")
-    _same_shape(hi, "hi", (n,))
-    nbytes = (n + 7) // 8
-    if not (
-        isinstance(signs, np.ndarray)
-        and signs.dtype == np.uint8
-        and signs.ndim == 2
-        and signs.flags.c_contiguous
-        and signs.shape[1] == nbytes
-    ):
-        raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
-    up = np.unpackbits(signs, axis=1, count=n, bitorder="little").view(np.bool_)
-    return np.where(up, hi, lo)
-
-
-def _typed_input(a, name, ndim, dtype, what):
-    if not (
-        isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous
-    ):
-        raise ValueError(f"{name} must be a {ndim}-D C-contiguous {what} ndarray")

@@ -284,8 +284,8 @@ def selected_interval(
 def _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step: int) -> np.ndarray:
     """The one-SE choice in each replicate y32 (B, N) from its backtests: the forecasts
     ``F = y32 @ back32ᵀ`` (one matrix product) and the targets gathered by
-    :func:`target_sums`, then :func:`pyprog._ext.fallback.one_se_choice` (compiled: one
-    pass per replicate, no (B, C, m) arrays of losses). ``W`` the targets' weight sums."""
+    :func:`target_sums`, then ``kernels.one_se_choice`` (compiled: one pass per replicate,
+    no (B, C, m) arrays of losses). ``W`` the targets' weight sums."""
     n_candidates = len(usable)
     F = (y32 @ back32.T).reshape(len(y32), n_candidates, -1)
     S1 = np.ascontiguousarray(target_sums(y32, origins, delta, ws), dtype=np.float32)

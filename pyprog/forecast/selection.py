@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from pyprog._ext import fallback
+from pyprog._ext.fallback_bootstrap import one_se_gaps, one_se_pick
 from pyprog.forecast.backtests import nwis_backtest_rows
 from pyprog.forecast.forecasters import (
     Forecaster,
@@ -237,7 +237,7 @@ def loss_gaps(losses: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
     error of the per-origin loss difference to the best candidate, estimated from every
     ``step``-th origin (whose targets do not overlap); 0 for the best itself.
     """
-    return fallback.one_se_gaps(losses, step)
+    return one_se_gaps(losses, step)
 
 
 def choose(losses: np.ndarray, step: int) -> np.ndarray:
@@ -246,10 +246,10 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
     The best candidate has the least mean loss; the chosen one is the first (simplest) in
     the list whose mean loss exceeds the best's by at most one standard error of the
     difference (:func:`loss_gaps`). Candidates with a non-finite loss are never chosen.
-    In the bootstrap, :func:`pyprog._ext.fallback.one_se_choice` (and its compiled twin)
+    In the bootstrap, :func:`pyprog._ext.fallback_bootstrap.one_se_choice` (and its compiled twin)
     does the same from the backtests without forming the losses.
     """
-    return fallback.one_se_pick(losses, step, SE_RULE)
+    return one_se_pick(losses, step, SE_RULE)
 
 
 def select_forecaster(

@@ -9,27 +9,74 @@ whether the typical run moved or a few runs did:
 * per run, the first episode where the two precisions' returns differ;
 * for the float32 runs in the tail, the regret per 100 episodes.
 
-Run: ``python bench/dtype_tail.py [--seeds 100] [--out FILE.json]`` (about 6 min on one core).
+* per run and precision, the largest gap between the policy's top two logits over the run
+  and the number of updates it spent above 15 (where π's top probability is within
+  3·10⁻⁷ of 1: the policy has saturated on one item).
+
+Run: ``python bench/dtype_tail.py [--seeds 100] [--out FILE.json]`` (about 4 min on one core).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 
 import numpy as np
 import scipy.stats
 
 import pyprog
+from pyprog.runner import loop
 from pyprog.utils.machine import cpu_model
 
 THRESHOLD = 50.0
 
 
+SATURATED = 15.0
+
+
+@contextlib.contextmanager
+def logit_gaps():
+    """Record, after every update of the run inside, the gap between the policy's top two
+    logits ``z = W s + b`` (NS-Reco's observation is the constant s = 1)."""
+    gaps: list[float] = []
+    make = loop.make_learner
+
+    def watched(*args, **kwargs):
+        learner = make(*args, **kwargs)
+        update = learner.update
+
+        def update_and_record():
+            out = update()
+            policy = learner.policy
+            top = np.sort(policy.W @ np.ones(policy.obs_dim) + policy.b)[-2:]
+            gaps.append(float(top[1] - top[0]))
+            return out
+
+        learner.update = update_and_record
+        return learner
+
+    loop.make_learner = watched
+    try:
+        yield gaps
+    finally:
+        loop.make_learner = make
+
+
+def saturation(gaps: list[float]) -> dict:
+    g = np.asarray(gaps)
+    return {
+        "max_logit_gap": round(float(g.max()), 3),
+        "updates_saturated": int((g > SATURATED).sum()),
+    }
+
+
 def pair(seed: int) -> dict:
-    r64 = pyprog.run("reco", "pro-wls", speed=1, seed=seed, episodes=1000)
+    with logit_gaps() as gaps64:
+        r64 = pyprog.run("reco", "pro-wls", speed=1, seed=seed, episodes=1000)
     single = {**r64.hyper, "dtype": "float32"}
-    r32 = pyprog.run("reco", "pro-wls", speed=1, seed=seed, episodes=1000, hyper=single)
+    with logit_gaps() as gaps32:
+        r32 = pyprog.run("reco", "pro-wls", speed=1, seed=seed, episodes=1000, hyper=single)
     differ = np.nonzero(np.asarray(r64.returns) != np.asarray(r32.returns))[0]
     blocks = (np.asarray(r32.optimal) - np.asarray(r32.expected)).reshape(10, 100).sum(axis=1)
     return {
@@ -38,6 +85,8 @@ def pair(seed: int) -> dict:
         "regret_float32": r32.regret,
         "first_differing_episode": int(differ[0]) if len(differ) else None,
         "float32_regret_per_100": [round(float(b), 3) for b in blocks],
+        "float64": saturation(gaps64),
+        "float32": saturation(gaps32),
     }
 
 
@@ -73,6 +122,15 @@ def main() -> None:
         "first_differing_episode_median": float(np.median(first)) if first else None,
         "float32_tail_runs": [r for r in runs if r["regret_float32"] > THRESHOLD],
     }
+    for dtype in ("float64", "float32"):
+        sat = [r for r in runs if r[dtype]["max_logit_gap"] > SATURATED]
+        summary[f"{dtype}_saturated_runs"] = len(sat)
+        summary[f"{dtype}_saturated_regret_above_threshold"] = sum(
+            r[f"regret_{dtype}"] > THRESHOLD for r in sat
+        )
+        summary[f"{dtype}_saturated_updates_max"] = max(
+            (r[dtype]["updates_saturated"] for r in sat), default=0
+        )
     print(json.dumps({k: v for k, v in summary.items() if k != "float32_tail_runs"}, indent=1))
     for r in summary["float32_tail_runs"]:
         print(r["seed"], round(r["regret_float32"], 1), r["float32_regret_per_100"][-4:])

@@ -8,9 +8,13 @@ RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
   backtest loss; ``se=1`` is pyprog's rule, ``se=0`` the argmin;
 * ``ewa=T``: no choice, a mixture ``Σ_c p_c f_c`` with ``p_c ∝ exp(−(L_c − L_min)/(T s²))``,
   ``L_c`` the candidate's summed backtest loss and ``s²`` the targets' noise variance
-  (exponentially weighted aggregation, Leung & Barron 2006); still linear in the estimates.
+  (exponentially weighted aggregation, Leung & Barron 2006); still linear in the estimates;
+* ``lepski=K``: Lepski's rule, the candidates ordered by the noise of their forecast ``‖ζ‖``:
+  the first whose forecast is within K noise standard errors (``s‖ζ_c − ζ_j‖``, ``s²`` the
+  model-free noise variance) of every noisier candidate's.
 
-Run: ``python bench/selection_rules.py [REPS [SEED]]`` (about a minute per rule on one core).
+Run: ``python bench/selection_rules.py [REPS [SEED [RULE,RULE...]]]`` (about a minute per rule
+on one core).
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from selection_montecarlo import DELTA, SHAPES, N, simulate
 
 from pyprog.forecast import selection
-from pyprog.forecast.forecasters import parse_forecaster
+from pyprog.forecast.forecasters import ForecastError, parse_forecaster, solve
 from pyprog.forecast.post_selection import noise_variance
 
-RULES = ("se=1", "se=0.5", "se=0", "ewa=4", "ewa=16")
+RULES = ("se=1", "se=0.5", "se=0", "ewa=4", "ewa=16", "lepski=1", "lepski=2", "lepski=3")
 
 
 def _forecasts(cands, J, lam, G, est):
@@ -52,6 +56,8 @@ def rule_forecast(rule: str, est: str, J, lam, G) -> float:
         gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
         ok = np.isfinite(gap[0]) & ((gap[0] <= float(value) * se[0]) | (gap[0] == 0.0))
         return float(f[int(np.argmax(ok))])
+    if kind == "lepski":
+        return lepski(sel.eligible, f, y, ratios, float(value))
     total = losses[0].sum(axis=1)
     s2 = noise_variance(y, ratios) * (1.0 if ratios is None else float(np.mean(ratios)))
     logit = -(total - total.min()) / (float(value) * max(s2, 1e-300))
@@ -59,11 +65,32 @@ def rule_forecast(rule: str, est: str, J, lam, G) -> float:
     return float(p @ f / p.sum())
 
 
-def main(reps: int = 200, seed: int = 1) -> None:
+def lepski(cands, f, y, ratios, kappa: float) -> float:
+    """Lepski's rule: candidates ordered by their forecast's noise ‖ζ‖; the first whose
+    forecast is within ``kappa`` noise s.e. (``s‖ζ_c − ζ_j‖``) of every noisier one's."""
+    w = np.ones(N) if ratios is None else ratios
+    Z = []
+    for c in cands:
+        try:
+            phi, phi_star, kappa_c = c.design(N, DELTA)
+            Z.append(solve(phi, kappa_c * w, np.zeros(N), phi_star, str(c))[1])
+        except ForecastError:
+            Z.append(np.full(N, np.nan))
+    Z = np.array(Z)
+    s = math.sqrt(noise_variance(y, ratios))
+    usable = np.isfinite(Z).all(axis=1) & np.isfinite(f)
+    order = [i for i in np.argsort(np.linalg.norm(np.nan_to_num(Z), axis=1)) if usable[i]]
+    for a, i in enumerate(order):
+        if all(abs(f[i] - f[j]) <= kappa * s * np.linalg.norm(Z[i] - Z[j]) for j in order[a + 1 :]):
+            return float(f[i])
+    return float(f[order[-1]])
+
+
+def main(reps: int = 200, seed: int = 1, rules=RULES) -> None:
     cands = [parse_forecaster(c) for c in selection.DEFAULT_CANDIDATES]
     print("| rule | " + " | ".join(f"{s.split(' (')[0]} NIS / NWIS" for s in SHAPES) + " |")
     print("|---|" + "---|" * len(SHAPES))
-    for rule in RULES:
+    for rule in rules:
         cells = []
         for shape in SHAPES.values():
             rng = np.random.default_rng(seed)
@@ -83,4 +110,5 @@ def main(reps: int = 200, seed: int = 1) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    args = sys.argv[1:]
+    main(*(int(a) for a in args[:2]), *([args[2].split(",")] if len(args) > 2 else []))

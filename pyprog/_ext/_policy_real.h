@@ -47,22 +47,6 @@ static inline void PYPROG_F(pyprog_softmax_block)(
     }
 }
 
-/* The taken action's logit gradient c (1 − π_a) − e π_a (log π_a + H), with 1 − π_a as
-   Σ_{c≠a} π_c: the subtraction rounds to exactly 0 once π_a > 1 − 2⁻²⁴ in float32 (a logit
-   gap above about 17), and the taken action's logit then stops learning while the others
-   keep theirs (NS-Reco at speed 1: 4 of 100 float32 runs stuck on one item for the last 300
-   episodes; bench/dtype_tail.py). The float32 passes only (PYPROG_SCORE_REST): in float64
-   the same happens only beyond a gap of about 37, and the committed float64 results keep
-   their bits. */
-static inline void PYPROG_F(pyprog_score_rest)(
-        PYPROG_REAL *restrict dz, const PYPROG_REAL *restrict p, const PYPROG_REAL *restrict lp,
-        ptrdiff_t a, int64_t taken, PYPROG_REAL cl, PYPROG_REAL ce, PYPROG_REAL entropy) {
-    PYPROG_REAL rest = 0.0;
-    for (ptrdiff_t c = 0; c < a; c++)
-        if (c != taken) rest += p[c];
-    dz[taken] = cl * rest - p[taken] * (ce * (lp[taken] + entropy));
-}
-
 /* The forward pass with a hidden layer, for sizes known at compile time: chunks of
    PYPROG_CHUNK samples run through each hidden unit together, so that tanh is
    vectorised across samples and the A logits accumulate in registers over the units
@@ -272,6 +256,16 @@ static void PYPROG_F(pyprog_softmax_forward)(
 #endif
 #define PYPROG_O3
 
+/* The taken action's logit gradient is c (1 − π_a) − e π_a (log π_a + H). In float32 the
+   subtraction 1 − π_a rounds to exactly 0 once π_a > 1 − 2⁻²⁴ (a logit gap above about 17),
+   and the taken action's logit stops learning while the others keep theirs; the float32
+   passes (PYPROG_SCORE_REST) take it as Σ_{c≠a} π_c. Before, NS-Reco at speed 1
+   had 7 of 100 float32 runs above a regret of 50 against none in float64
+   (bench/dtype_tail.py). float64 keeps 1 − π_a (the same loss only beyond a gap of about
+   37), so its committed results keep their bits. The sum is written out where it is used:
+   GCC does not inline a helper into the O2 instances (their optimize attribute differs), and
+   a call per sample, which spills the accumulators held in vector registers, made
+   NS-Reacher's float32 backward pass 3x slower. */
 #define PYPROG_BACKWARD_FIXED(NAME, A, HD, D, OPT)                                                 \
     PYPROG_VECTOR_CLONES OPT                                                                       \
     static void NAME(                                                                              \
@@ -292,16 +286,27 @@ static void PYPROG_F(pyprog_softmax_forward)(
                    a load (1.5x for NS-Reco's policy; the MLP instances keep the store: GCC        \
                    then contracts their hidden-layer sums differently for AVX2) */                 \
                 int64_t taken = actions[i];                                                        \
+                PYPROG_REAL rest = 0.0;                                                            \
+                for (int c = 0; c < (A) && PYPROG_SCORE_REST; c++)                                 \
+                    rest += c == taken ? (PYPROG_REAL)0 : p[c];                                    \
                 for (int c = 0; c < (A); c++) {                                                    \
                     PYPROG_REAL v = -p[c] * (cl + ce * (lp[c] + entropy[i]));                      \
-                    dz[c] = c == taken ? v + cl : v;                                               \
+                    PYPROG_REAL t = PYPROG_SCORE_REST                                              \
+                                        ? cl * rest - p[c] * (ce * (lp[c] + entropy[i]))           \
+                                        : v + cl;                                                  \
+                    dz[c] = c == taken ? t : v;                                                    \
                 }                                                                                  \
             } else {                                                                               \
+                int64_t taken = actions[i];                                                        \
+                PYPROG_REAL rest = 0.0;                                                            \
                 for (int c = 0; c < (A); c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));    \
-                dz[actions[i]] += cl;                                                              \
+                if (PYPROG_SCORE_REST) {                                                           \
+                    for (int c = 0; c < (A); c++) rest += c == taken ? (PYPROG_REAL)0 : p[c];      \
+                    dz[taken] = cl * rest - p[taken] * (ce * (lp[taken] + entropy[i]));            \
+                } else {                                                                           \
+                    dz[taken] += cl;                                                               \
+                }                                                                                  \
             }                                                                                      \
-            if (PYPROG_SCORE_REST) PYPROG_F(pyprog_score_rest)(dz, p, lp, A, actions[i], cl, ce,   \
-                                                               entropy[i]);                        \
             for (int c = 0; c < (A); c++) {                                                        \
                 ab[c] += dz[c];                                                                    \
                 for (int j = 0; j < F; j++) aW[c][j] += dz[c] * x[j];                              \
@@ -366,9 +371,14 @@ static void PYPROG_F(pyprog_softmax_backward)(
         const PYPROG_REAL *lp = log_probs + i * a, *p = probs + i * a;
         /* dz = c (onehot(a) − π) − e π ⊙ (log π + H) */
         for (ptrdiff_t c = 0; c < a; c++) dz[c] = -p[c] * (cl + ce * (lp[c] + entropy[i]));
-        dz[actions[i]] += cl;
-        if (PYPROG_SCORE_REST)
-            PYPROG_F(pyprog_score_rest)(dz, p, lp, a, actions[i], cl, ce, entropy[i]);
+        if (PYPROG_SCORE_REST) {
+            int64_t t = actions[i];
+            PYPROG_REAL rest = 0.0;
+            for (ptrdiff_t c = 0; c < a; c++) rest += c == t ? (PYPROG_REAL)0 : p[c];
+            dz[t] = cl * rest - p[t] * (ce * (lp[t] + entropy[i]));
+        } else {
+            dz[actions[i]] += cl;
+        }
         /* ∂W += dz xᵀ, ∂b += dz */
         for (ptrdiff_t c = 0; c < a; c++) {
             gb[c] += dz[c];

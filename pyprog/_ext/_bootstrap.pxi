@@ -1,6 +1,6 @@
 # Included by _kernels.pyx (one extension module): the wild bootstrap of a linear forecast
 # (issue 10). wild_bootstrap_t turns rows of packed Rademacher signs into t-statistics
-# without forming a B × N array of residuals. NumPy twin in fallback.py.
+# without forming a B × N array of residuals. NumPy twin in fallback_bootstrap.py.
 
 
 cdef const cnp.uint8_t* _packed_signs(object a, Py_ssize_t nbytes) except NULL:

@@ -1,6 +1,6 @@
 # Included by _kernels.pyx (one extension module): the one-standard-error choice among
 # forecasters, repeated in every replicate of basis="auto"'s bootstrap (issue 18, speed).
-# NumPy twin in fallback.py.
+# NumPy twins in fallback_bootstrap.py.
 
 
 cdef const void* _typed(object a, str name, int ndim, int typenum, str what) except NULL:

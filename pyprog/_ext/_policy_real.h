@@ -53,8 +53,9 @@ static inline void PYPROG_F(pyprog_softmax_block)(
    (no horizontal sums). The chunk's hidden values are transposed into `hidden` (row-major)
    through a small tile. Same arithmetic as the generic loops of pyprog_softmax_forward
    (below) except for the order of the sums in the logits; 1.4x to 2.6x faster than them
-   (64 to 16 hidden units). A chunk is one 64-byte vector: 8 doubles or 16 floats (with 8
-   floats, float32 filled half an AVX-512 register and was only 1.3x faster than float64). */
+   (64 to 16 hidden units). A chunk is one 64-byte vector: 8 doubles or 16 floats (8 floats
+   fill half an AVX-512 register; on NS-Reacher the 16 made no measurable difference, the
+   update's float32 time being elsewhere: docs/guides/speed.md). */
 #undef PYPROG_CHUNK
 #define PYPROG_CHUNK (64 / (int)sizeof(PYPROG_REAL))
 #define PYPROG_FORWARD_FIXED(NAME, A, HD, D)                                                       \

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from selection_montecarlo import DELTA, SHAPES, N, simulate
 
 from pyprog.forecast import selection
-from pyprog.forecast.forecasters import ForecastError, parse_forecaster, solve
-from pyprog.forecast.post_selection import noise_variance
+from pyprog.forecast.forecasters import parse_forecaster
+from pyprog.forecast.post_selection import forecast_weights, noise_variance
 
 RULES = ("se=1", "se=0.5", "se=0", "ewa=4", "ewa=16", "lepski=1", "lepski=2", "lepski=3")
 
@@ -68,18 +68,10 @@ def rule_forecast(rule: str, est: str, J, lam, G) -> float:
 def lepski(cands, f, y, ratios, kappa: float) -> float:
     """Lepski's rule: candidates ordered by their forecast's noise ‖ζ‖; the first whose
     forecast is within ``kappa`` noise s.e. (``s‖ζ_c − ζ_j‖``) of every noisier one's."""
-    w = np.ones(N) if ratios is None else ratios
-    Z = []
-    for c in cands:
-        try:
-            phi, phi_star, kappa_c = c.design(N, DELTA)
-            Z.append(solve(phi, kappa_c * w, np.zeros(N), phi_star, str(c))[1])
-        except ForecastError:
-            Z.append(np.full(N, np.nan))
-    Z = np.array(Z)
+    Z, usable = forecast_weights(cands, N, DELTA, ratios)
     s = math.sqrt(noise_variance(y, ratios))
-    usable = np.isfinite(Z).all(axis=1) & np.isfinite(f)
-    order = [i for i in np.argsort(np.linalg.norm(np.nan_to_num(Z), axis=1)) if usable[i]]
+    usable &= np.isfinite(f)
+    order = [i for i in np.argsort(np.linalg.norm(Z, axis=1)) if usable[i]]
     for a, i in enumerate(order):
         if all(abs(f[i] - f[j]) <= kappa * s * np.linalg.norm(Z[i] - Z[j]) for j in order[a + 1 :]):
             return float(f[i])

@@ -23,7 +23,12 @@ from pyprog.forecast.forecasters import (
     WindowForecaster,
     parse_forecaster,
 )
-from pyprog.forecast.post_selection import backtest_mse, noise_variance, plausible_deviations
+from pyprog.forecast.post_selection import (
+    backtest_mse,
+    forecast_weights,
+    noise_variance,
+    plausible_deviations,
+)
 from pyprog.forecast.selection import (
     DEFAULT_CANDIDATES,
     PLAUSIBLE_SE,
@@ -390,3 +395,22 @@ def _interval_holds_value(data, n, delta, exponent, basis):
 def test_interval_always_holds_its_value(backend):
     """hypothesis: finite, ``low <= value <= high`` or a ForecastError, both backends."""
     _interval_holds_value()
+
+
+def test_forecast_weights_are_each_candidates_forecast():
+    rng = np.random.default_rng(11)
+    n, delta = 120, 5
+    G, lam = rng.normal(size=n), rng.exponential(1.0, n)
+    cands = [parse_forecaster(c) for c in ("linear", "fourier(d=5)", "window(k=10)")]
+    Z, usable = forecast_weights(cands, n, delta)
+    assert usable.all()
+    for z, c in zip(Z, cands, strict=True):
+        np.testing.assert_array_equal(z, c.weights(n, delta))
+    Z, usable = forecast_weights(cands, n, delta, lam)
+    assert usable.all()
+    for z, c in zip(Z, cands, strict=True):
+        assert z @ G == pytest.approx(c.nwis(G, lam, delta)[0], rel=1e-10, abs=1e-12)
+    # the ratios' scale does not matter; a fit with no weight is refused, its row zero
+    np.testing.assert_allclose(forecast_weights(cands, n, delta, 2.0**40 * lam)[0], Z)
+    Z0, usable0 = forecast_weights(cands, n, delta, np.zeros(n))
+    assert not usable0.any() and not Z0.any()

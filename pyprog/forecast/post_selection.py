@@ -30,6 +30,7 @@ from pyprog.forecast.selection import SE_RULE, Selection, target_rows
 
 __all__ = [
     "backtest_mse",
+    "forecast_weights",
     "noise_variance",
     "plausible_deviations",
     "selected_interval",
@@ -157,6 +158,28 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
     return fitted, np.minimum(h, 1.0), ws
 
 
+def forecast_weights(candidates, n: int, delta: int, weights=None):
+    """Each candidate's forecast weights ζ_c on the n estimates (``f_c = ζ_c·y``).
+
+    NIS (``weights`` None): the cached, data-independent weights; NWIS: ``∂f/∂y`` of the fit
+    weighted by ``κ ⊙ weights`` (the ratios, any positive scale). Returns ``Z``, shape
+    (candidates, n), and ``usable``, shape (candidates,): False (and a zero row) where the
+    candidate's fit is refused (:class:`ForecastError`).
+    """
+    Z = np.zeros((len(candidates), n))
+    usable = np.ones(len(candidates), dtype=bool)
+    for i, c in enumerate(candidates):
+        try:
+            if weights is None:
+                Z[i] = c.weights(n, delta)
+            else:
+                phi, phi_star, kappa = c.design(n, delta)
+                Z[i] = solve(phi, kappa * weights, np.zeros(n), phi_star, str(c))[1]
+        except ForecastError:
+            usable[i] = False
+    return Z, usable
+
+
 def selected_interval(
     y,
     ratios,
@@ -214,17 +237,7 @@ def selected_interval(
     ws = weights / power_of_two(float(np.max(weights)))
     eligible = selection.eligible
     chosen = eligible.index(selection.forecaster)
-    Z = np.zeros((len(eligible), n))
-    usable = np.ones(len(eligible), dtype=bool)
-    for i, c in enumerate(eligible):
-        try:
-            if ratios is None:
-                Z[i] = c.weights(n, delta)
-            else:
-                phi, phi_star, kappa = c.design(n, delta)
-                Z[i] = solve(phi, kappa * ws, np.zeros(n), phi_star, str(c))[1]
-        except ForecastError:
-            usable[i] = False
+    Z, usable = forecast_weights(eligible, n, delta, None if ratios is None else ws)
     fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
     eps = np.finfo(np.float64).eps
     resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)

@@ -529,13 +529,14 @@ def softmax_backward(
     # dz = c (onehot(a) − π) − e π ⊙ (log π + H)
     dz = -probs * (coef_log_prob[:, None] + coef_entropy[:, None] * (log_probs + entropy[:, None]))
     taken = np.arange(len(actions)), actions
-    dz[taken] += coef_log_prob
     if probs.dtype == np.float32:
         # 1 − π_a as Σ_{c≠a} π_c: in float32 the subtraction is exactly 0 once
         # π_a > 1 − 2⁻²⁴, and the taken action's logit stops learning (as in _policy_real.h)
         rest = np.where(np.arange(probs.shape[1]) == actions[:, None], 0, probs).sum(axis=1)
         ent = coef_entropy * (log_probs[taken] + entropy)
         dz[taken] = coef_log_prob * rest - probs[taken] * ent
+    else:
+        dz[taken] += coef_log_prob
     parts = []
     if W1.shape[0]:
         dpre = (dz @ W) * (1.0 - hidden * hidden)

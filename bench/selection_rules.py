@@ -4,17 +4,25 @@ The Monte Carlo logs of ``tests/selection_montecarlo.py`` (N = 300, δ = 5, 200 
 shape), point forecasts only (no interval): the RMSE of a selection rule's forecast over the
 RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
 
-* ``se=K``: the first candidate (simplest first) within K standard errors of the best
-  backtest loss; ``se=1`` is pyprog's rule, ``se=0`` the argmin;
+* ``se=K``: the first candidate (least noisy forecast first, ``selection.noise_order``)
+  within K standard errors of the best backtest loss; ``se=1`` is pyprog's rule, ``se=0``
+  the argmin; ``se=K/list`` takes the first in the order of ``DEFAULT_CANDIDATES`` instead
+  (pyprog's rule before the noise order);
 * ``ewa=T``: no choice, a mixture ``Σ_c p_c f_c`` with ``p_c ∝ exp(−(L_c − L_min)/(T s²))``,
   ``L_c`` the candidate's summed backtest loss and ``s²`` the targets' noise variance
   (exponentially weighted aggregation, Leung & Barron 2006); still linear in the estimates;
 * ``lepski=K``: Lepski's rule, the candidates ordered by the noise of their forecast ``‖ζ‖``:
   the first whose forecast is within K noise standard errors (``s‖ζ_c − ζ_j‖``, ``s²`` the
-  model-free noise variance) of every noisier candidate's.
+  model-free noise variance) of every noisier candidate's;
+* ``oracle=F``: not a rule but a bound on what backtests can tell: the argmin of the
+  backtest loss against the *true* values of the targets (noise-free), over the last
+  ``1 − F`` of the origins (``oracle=0`` all of them). Where it misses the bar, the
+  criterion itself, not the noise of its targets, is the limit.
 
 Run: ``python bench/selection_rules.py [REPS [SEED [RULE,RULE...]]]`` (about a minute per rule
-on one core).
+on one core), or ``python bench/selection_rules.py paired RULE AGAINST [REPS [SEED,...]]`` for
+two rules' squared errors on the same logs with a paired t-test (e.g. ``paired se=1
+se=1/list 200 1,2,3``: the noise order against the list order).
 """
 
 from __future__ import annotations
@@ -33,7 +41,10 @@ from pyprog.forecast import selection
 from pyprog.forecast.forecasters import parse_forecaster
 from pyprog.forecast.post_selection import forecast_weights, noise_variance
 
-RULES = ("se=1", "se=0.5", "se=0", "ewa=4", "ewa=16", "lepski=1", "lepski=2", "lepski=3")
+RULES = (
+    *("se=1", "se=1/list", "se=0.5", "se=0", "ewa=4", "ewa=16"),
+    *("lepski=1", "lepski=2", "lepski=3", "oracle=0", "oracle=0.5"),
+)
 
 
 def _forecasts(cands, J, lam, G, est):
@@ -42,10 +53,11 @@ def _forecasts(cands, J, lam, G, est):
     return np.array([c.nwis(G, lam, DELTA)[0] for c in cands])
 
 
-def rule_forecast(rule: str, est: str, J, lam, G) -> float:
-    """The forecast of one rule on one log."""
+def rule_forecast(rule: str, est: str, J, lam, G, truths=None) -> float:
+    """The forecast of one rule on one log (``truths``: the true J(t), for ``oracle``)."""
     y, ratios = (J, None) if est == "nis" else (G, lam)
     kind, value = rule.split("=")
+    value, _, order = value.partition("/")
     sel = selection.select_forecaster(y, DELTA, ratios)
     f = _forecasts(sel.eligible, J, lam, G, est)
     w = np.ones(N) if ratios is None else ratios
@@ -55,7 +67,19 @@ def rule_forecast(rule: str, est: str, J, lam, G) -> float:
         spacing = max(1, int(sel.origins[1] - sel.origins[0]))
         gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
         ok = np.isfinite(gap[0]) & ((gap[0] <= float(value) * se[0]) | (gap[0] == 0.0))
-        return float(f[int(np.argmax(ok))])
+        rank = np.arange(len(ok))  # eligible is in noise order
+        if order == "list":
+            listed = [str(c) for c in selection.DEFAULT_CANDIDATES]
+            rank = np.argsort([listed.index(str(c)) for c in sel.eligible], kind="stable")
+        return float(f[rank[int(np.argmax(ok[rank]))]])
+    if kind == "oracle":
+        m = len(sel.origins)
+        forecasts = (sel.backtest @ y).reshape(len(sel.eligible), m)
+        # targets: episodes o+1..o+δ, i.e. truths[o : o+δ] (episode t is truths[t−1])
+        true_means = np.array([truths[o : o + DELTA].mean() for o in sel.origins])
+        keep = np.arange(m) >= int(float(value) * m)
+        loss = np.square(forecasts[:, keep] - true_means[keep]).mean(axis=1)
+        return float(f[int(np.argmin(loss))])
     if kind == "lepski":
         return lepski(sel.eligible, f, y, ratios, float(value))
     total = losses[0].sum(axis=1)
@@ -89,9 +113,9 @@ def main(reps: int = 200, seed: int = 1, rules=RULES) -> None:
             err = {"nis": [], "nwis": []}
             fixed = {"nis": [], "nwis": []}
             for _ in range(reps):
-                J, lam, G, truth = simulate(rng, shape)
+                J, lam, G, truth, truths = simulate(rng, shape, series=True)
                 for est in ("nis", "nwis"):
-                    err[est].append(rule_forecast(rule, est, J, lam, G) - truth)
+                    err[est].append(rule_forecast(rule, est, J, lam, G, truths) - truth)
                     fixed[est].append(_forecasts(cands, J, lam, G, est) - truth)
             ratio = []
             for est in ("nis", "nwis"):
@@ -101,6 +125,39 @@ def main(reps: int = 200, seed: int = 1, rules=RULES) -> None:
         print(f"| {rule} | " + " | ".join(cells) + " |", flush=True)
 
 
+def paired(rule: str, against: str, reps: int = 200, seeds=(1, 2, 3)) -> None:
+    """Squared forecast errors of two rules on the same logs: MSE ratio and paired t-test.
+
+    Per shape and estimator, ``reps`` logs of each seed; the two-sided p-value of a paired
+    t-test of the per-log squared errors (``scipy.stats.ttest_rel``).
+    """
+    import scipy.stats
+
+    print(f"| shape | est. | MSE {against} | MSE {rule} | ratio | paired t p |")
+    print("|---|---|---|---|---|---|")
+    for name, shape in SHAPES.items():
+        sq = {est: ([], []) for est in ("nis", "nwis")}
+        for seed in seeds:
+            rng = np.random.default_rng(seed)
+            for _ in range(reps):
+                J, lam, G, truth, truths = simulate(rng, shape, series=True)
+                for est, (a, b) in sq.items():
+                    a.append((rule_forecast(rule, est, J, lam, G, truths) - truth) ** 2)
+                    b.append((rule_forecast(against, est, J, lam, G, truths) - truth) ** 2)
+        for est, (a, b) in sq.items():
+            a, b = np.array(a), np.array(b)
+            p = scipy.stats.ttest_rel(a, b).pvalue if np.any(a != b) else 1.0
+            print(
+                f"| {name.split(' (')[0]} | {est.upper()} | {b.mean():.4f} | {a.mean():.4f} "
+                f"| {a.mean() / b.mean():.3f} | {p:.2g} |",
+                flush=True,
+            )
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(*(int(a) for a in args[:2]), *([args[2].split(",")] if len(args) > 2 else []))
+    if args and args[0] == "paired":  # paired RULE AGAINST [REPS [SEED,SEED...]]
+        seeds = tuple(int(s) for s in args[4].split(",")) if len(args) > 4 else (1, 2, 3)
+        paired(args[1], args[2], *(int(a) for a in args[3:4]), *([seeds] if len(args) > 4 else []))
+    else:
+        main(*(int(a) for a in args[:2]), *([args[2].split(",")] if len(args) > 2 else []))

@@ -47,14 +47,17 @@ SHAPES = {
 }
 
 
-def simulate(rng, shape, n=N, delta=DELTA):
-    """``(J_hat, ratios, returns, truth)`` of one logged run."""
+def simulate(rng, shape, n=N, delta=DELTA, series=False):
+    """``(J_hat, ratios, returns, truth)`` of one logged run, and with ``series=True`` also
+    the true values ``J(t)`` of episodes 1..n+δ, shape (n+δ,) (the same draws either way)."""
     t = np.arange(1, n + delta + 1, dtype=np.float64)
     mu = A[None, :] + shape(t, rng.random())[:, None] * B[None, :]  # (n+δ, 4)
     truth = float((mu[n:] @ PI).mean())
     arms = rng.choice(4, size=n, p=BETA)
     r = mu[np.arange(n), arms] + rng.normal(0.0, SD, n)
     lam = PI[arms] / BETA[arms]
+    if series:
+        return lam * r, lam, r, truth, mu @ PI
     return lam * r, lam, r, truth
 
 

@@ -35,6 +35,7 @@ from pyprog.forecast.selection import (
     ljung_box,
     loss_gaps,
     min_episodes_auto,
+    noise_order,
 )
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
@@ -131,6 +132,32 @@ class TestSelection:
         J = np.random.default_rng(0).normal(size=100)
         f = nis_forecast(J, basis="auto", candidates=["window(k=5)", "linear"])
         assert set(f.scores) == {"window(k=5)", "linear"} and f.model in f.scores
+
+    def test_noise_order_ranks_by_the_forecast_variance(self):
+        cands = [parse_forecaster(c) for c in DEFAULT_CANDIDATES]
+        order = noise_order(cands, 300, 5)
+        noise = [float(np.sum(cands[i].weights(300, 5) ** 2)) for i in order]
+        assert sorted(order) == list(range(len(cands))) and noise == sorted(noise)
+        # a 50-episode window (‖ζ‖² = 1/50) ranks before fourier(d=3) at n = 300, after it
+        # at n = 3000: the global bases get simpler as the log grows
+        names = [str(cands[i]) for i in order]
+        assert names.index("window(k=50)") < names.index("fourier(d=3)")
+        names = [str(cands[i]) for i in noise_order(cands, 3000, 5)]
+        assert names.index("window(k=50)") > names.index("fourier(d=3)")
+
+    def test_noise_order_ties_keep_the_list_order_and_unfittable_go_last(self):
+        cands = [parse_forecaster(c) for c in ("fourier(d=9)", "window(k=4)", "window(k=4)")]
+        assert noise_order(cands, 6, 1) == [1, 2, 0]  # 9 features on 6 episodes: no fit
+
+    def test_selection_takes_the_least_noisy_candidate_not_the_first_listed(self):
+        # on noise both are within one s.e. of the best; the window's forecast is less noisy
+        # (1/50 against 0.047), so it is chosen although listed second, and the scores
+        # keep the given order
+        J = np.random.default_rng(0).normal(0.0, 1.0, 300)
+        sel = select_forecaster(J, 5, candidates=["fourier(d=5)", "window(k=50)"])
+        assert sel.model == "window(k=50)"
+        assert list(sel.scores) == ["fourier(d=5)", "window(k=50)"]
+        assert [str(c) for c in sel.eligible] == ["window(k=50)", "fourier(d=5)"]
 
     def test_ljung_box_against_scipy_free_formula(self):
         e = np.sin(np.arange(60) / 3.0)  # strongly autocorrelated

@@ -23,10 +23,12 @@ REPS = 200
 #: Seed of the simulated logs (the README table's; the method was chosen on seed 1).
 SEED = 2
 #: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.95] (README):
-#: 0.835, 0.965 and 0.965, each within one s.e. of the band.
+#: 0.830, 0.965, 0.970, 0.955 and 0.965, each within one s.e. of the band.
 COVERAGE_MISSES: set[tuple[str, str]] = {
     ("sum of sinusoids", "nwis"),
     ("linear trend", "nis"),
+    ("smooth step", "nis"),
+    ("smooth step", "nwis"),
     ("stationary", "nis"),
 }
 #: (shape, estimator) pairs whose RMSE was measured above 1.25× the best fixed candidate's.

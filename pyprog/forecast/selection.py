@@ -18,11 +18,19 @@ Hyndman & Athanasopoulos, *Forecasting: Principles and Practice*, 3rd ed., §5.1
   independent of a forecast made before them, so ``E score`` is the true mean squared
   forecast error plus a noise term that is the same for every candidate: the ranking
   estimates the ranking by true error (for NWIS, ``E[λ(G − f)²] = E_π[(G − f)²]``);
-* the chosen candidate is the first (simplest) in the list whose mean backtest loss is
-  within one standard error of the best one's (the one-standard-error rule of Breiman et
-  al. 1984 and Hastie, Tibshirani & Friedman, *ESL* §7.10): the least flexible
-  forecaster that the data do not reject, as in Lepski's method, rather than the one that
-  happened to score best, which over-fits noisy backtests.
+* the candidates are ranked by the noise of their forecast, ``‖ζ_c‖²`` at the log's n and
+  δ (the forecast's variance per unit of the estimates' noise variance, from the NIS
+  weights ζ, which do not depend on the data; :func:`noise_order`): least noisy first, the
+  list order breaking ties;
+* the chosen candidate is the first (least noisy) whose mean backtest loss is within one
+  standard error of the best one's (the one-standard-error rule of Breiman et al. 1984 and
+  Hastie, Tibshirani & Friedman, *ESL* §7.10): the least flexible forecaster that the data
+  do not reject, as in Lepski's method, rather than the one that happened to score best,
+  which over-fits noisy backtests. Ranking by ``‖ζ‖²`` rather than by a fixed list puts the
+  local forecasters and the global bases on one scale (a 50-episode window, ‖ζ‖² = 0.02,
+  is as "simple" as ``fourier(d=3)`` at n = 300), and the global bases become simpler as
+  the log grows. On the smooth step of the Monte Carlo it cut the forecast's RMSE over the
+  best fixed candidate's from 1.91/1.82 to 1.56/1.43 (NIS/NWIS; ``bench/selection_rules.py``).
 
 This is selection by estimated risk over a finite nested-plus-local list (in the spirit of
 Lepski's method and of SLOPE-type model choice, where the list is ordered by complexity and
@@ -68,10 +76,12 @@ __all__ = [
     "ljung_box",
     "loss_gaps",
     "min_episodes_auto",
+    "noise_order",
     "select_forecaster",
 ]
 
-#: The candidate set of ``basis="auto"``, simplest first (ties go to the earlier one).
+#: The candidate set of ``basis="auto"``. The rule ranks them by forecast noise
+#: (:func:`noise_order`); this order breaks ties.
 DEFAULT_CANDIDATES = (
     "fourier(d=1)",
     "linear",
@@ -122,6 +132,30 @@ def min_episodes_auto(delta: int = 1) -> int:
     while len(_origins(n, delta)) < MIN_ORIGINS:
         n += 1
     return n
+
+
+def noise_order(candidates, n: int, delta: int = 1) -> list[int]:
+    """Indices of ``candidates``, least noisy forecast first: by ``‖ζ_c‖²``.
+
+    ``ζ_c`` is candidate c's NIS forecast weights at n episodes and horizon δ, so
+    ``s²‖ζ_c‖²`` is the variance of its forecast when the estimates have noise variance
+    ``s²``: the one measure of flexibility that global bases and local forecasters share.
+    Ties keep the given order; candidates that cannot be fitted at n come last.
+
+    Examples
+    --------
+    >>> from pyprog.forecast.forecasters import parse_forecaster
+    >>> cands = [parse_forecaster(c) for c in ("fourier(d=5)", "window(k=50)", "fourier(d=1)")]
+    >>> noise_order(cands, 300, 5)
+    [2, 1, 0]
+    """
+    noise = []
+    for c in candidates:
+        try:
+            noise.append(float(np.sum(np.square(c.weights(n, delta)))))
+        except ForecastError:
+            noise.append(math.inf)
+    return sorted(range(len(noise)), key=lambda i: (noise[i], i))
 
 
 def ljung_box(errors, lags: int) -> tuple[float, float]:
@@ -243,9 +277,10 @@ def loss_gaps(losses: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
 def choose(losses: np.ndarray, step: int) -> np.ndarray:
     """The one-standard-error rule on losses (b, candidates, origins) → index per row b.
 
-    The best candidate has the least mean loss; the chosen one is the first (simplest) in
-    the list whose mean loss exceeds the best's by at most one standard error of the
-    difference (:func:`loss_gaps`). Candidates with a non-finite loss are never chosen.
+    The best candidate has the least mean loss; the chosen one is the first in the order of
+    the candidate axis (least noisy first in :func:`select_forecaster`) whose mean loss
+    exceeds the best's by at most one standard error of the difference
+    (:func:`loss_gaps`). Candidates with a non-finite loss are never chosen.
     In the bootstrap, :func:`pyprog._ext.fallback_bootstrap.one_se_choice` (and its compiled twin)
     does the same from the backtests without forming the losses.
     """
@@ -299,22 +334,22 @@ def select_forecaster(
             f"({MIN_ORIGINS} forecast origins in the later half); got {n}"
         )
     origins = _origins(n, delta)
+    # ranked at the full log's n: the order is the same in every backtest and replicate
+    ranked = [cands[i] for i in noise_order(cands, n, delta)]
     weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
     scale = power_of_two(np.max(np.abs(y)))
     ys = y / scale
     wscale = power_of_two(np.max(weights))
     ws = weights / wscale
     targets = target_rows(origins, delta, n, ws)
-    scores: dict[str, float] = {}
+    scores: dict[str, float] = {str(c): math.inf for c in cands}  # in the given order
     eligible, blocks = [], []
-    for c in cands:
+    for c in ranked:
         if 2 * c.features > origins[0]:
-            scores[str(c)] = math.inf
             continue
         try:
             rows = _backtest_rows(c, origins, delta, n, None if ratios is None else ws)
         except ForecastError:
-            scores[str(c)] = math.inf
             continue
         eligible.append(c)
         blocks.append(rows)

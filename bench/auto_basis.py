@@ -16,6 +16,7 @@ the two-sided Welch p-value of a difference.
 
     python bench/auto_basis.py run bench/results/auto_basis/runs.json --seeds 10 --jobs 2
     python bench/auto_basis.py table bench/results/auto_basis/runs.json > table.md
+    python bench/auto_basis.py paired BEFORE.json AFTER.json   # two versions of auto, same seeds
 """
 
 from __future__ import annotations
@@ -190,6 +191,45 @@ def table(path: str) -> str:
     return "\n".join(lines)
 
 
+def paired(before: str, after: str) -> str:
+    """Two versions of ``basis="auto"`` on the same seeds: per cell, the mean regrets and the
+    paired t-test; over all auto runs, the Wilcoxon signed-rank test of the relative changes
+    ``(after − before) / mean(before of the cell)``."""
+    import scipy.stats
+
+    def autos(path):
+        rows = json.load(open(path))["runs"]
+        return {
+            (r["env"], r["algo"], r["speed"], r["seed"]): r["regret"]
+            for r in rows
+            if r["setting"] == "auto"
+        }
+
+    a, b = autos(before), autos(after)
+    if a.keys() != b.keys():
+        raise SystemExit("the two files do not hold the same auto runs (cells and seeds)")
+    lines = ["| env | algo | speed | before | after | paired t p |", "|---|---|---|---|---|---|"]
+    changes = []
+    for cell in sorted({k[:3] for k in a}, key=str):
+        keys = sorted(k for k in a if k[:3] == cell)
+        x, y = np.array([a[k] for k in keys]), np.array([b[k] for k in keys])
+        p = scipy.stats.ttest_rel(y, x).pvalue if np.any(x != y) else 1.0
+        speed = "" if cell[2] is None else cell[2]
+        (mx, sx), (my, sy) = mean_se(x), mean_se(y)
+        lines.append(
+            f"| {cell[0]} | {cell[1]} | {speed} | {mx:.1f} ± {sx:.1f} | {my:.1f} ± {sy:.1f} "
+            f"| {p:.2g} |"
+        )
+        changes += list((y - x) / x.mean())
+    w = scipy.stats.wilcoxon(changes).pvalue
+    lines.append("")
+    lines.append(
+        f"All {len(changes)} auto runs: mean relative change {np.mean(changes):+.1%}, "
+        f"Wilcoxon signed-rank p = {w:.2g}."
+    )
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -199,9 +239,14 @@ def main() -> None:
     r.add_argument("--jobs", type=int, default=1)
     t = sub.add_parser("table")
     t.add_argument("path")
+    c = sub.add_parser("paired")
+    c.add_argument("before")
+    c.add_argument("after")
     a = p.parse_args()
     if a.cmd == "run":
         run(a.path, a.seeds, a.jobs)
+    elif a.cmd == "paired":
+        print(paired(a.before, a.after))
     else:
         print(table(a.path))
 

@@ -159,6 +159,24 @@ class TestSelection:
         assert list(sel.scores) == ["fourier(d=5)", "window(k=50)"]
         assert [str(c) for c in sel.eligible] == ["window(k=50)", "fourier(d=5)"]
 
+    def test_an_incumbent_is_kept_until_the_data_reject_it(self):
+        J = np.random.default_rng(0).normal(0.0, 1.0, 300)
+        assert select_forecaster(J, 5).model == "fourier(d=1)"
+        # here the backtests do not reject fourier(d=3): offered as the incumbent, it stays;
+        # they do reject fourier(d=13), which is replaced
+        kept = select_forecaster(J, 5, incumbent="fourier(d=3)")
+        assert kept.model == "fourier(d=3)"
+        assert kept.scores == select_forecaster(J, 5).scores  # same backtests
+        assert select_forecaster(J, 5, incumbent="fourier(d=13)").model == "fourier(d=1)"
+        # a strong drift rejects the mean, incumbent or not
+        t = np.arange(400)
+        drift = np.sin(2 * np.pi * t / 200) * 3 + np.random.default_rng(0).normal(0, 0.5, 400)
+        assert select_forecaster(drift, 5, incumbent="fourier(d=1)").model != "fourier(d=1)"
+        # not a candidate: ignored
+        pair = ["linear", "fourier(d=1)"]
+        other = select_forecaster(J, 5, candidates=pair, incumbent="poly(d=4)")
+        assert other.model == "fourier(d=1)"
+
     def test_ljung_box_against_scipy_free_formula(self):
         e = np.sin(np.arange(60) / 3.0)  # strongly autocorrelated
         q, p = ljung_box(e, 5)

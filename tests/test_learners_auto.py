@@ -73,6 +73,28 @@ def test_updates_wait_for_the_backtests_then_reselect_every_select_every(cls):
 
 
 @pytest.mark.parametrize("cls", [ProOLS, ProWLS])
+def test_reselection_offers_the_last_choice_as_incumbent(monkeypatch, cls):
+    seen = []
+
+    def spy(*args, incumbent=None, **kwargs):
+        sel = select_forecaster(*args, incumbent=incumbent, **kwargs)
+        seen.append((None if incumbent is None else str(incumbent), sel.model))
+        return sel
+
+    monkeypatch.setattr(learners_module, "select_forecaster", spy)
+    hyper = Hyper(lr=0.05, delta=2, inner_steps=2, basis="auto", select_every=4)
+    learner = cls(SoftmaxLinear(1, 2), hyper, horizon=1)
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        action, log_prob = learner.act(np.ones(1), rng)
+        learner.observe(np.ones(1), action, log_prob, float(action) + rng.normal(0, 0.1))
+        learner.end_episode()
+    assert len(seen) >= 5 and seen[0][0] is None
+    # every later selection is offered the one before it
+    assert all(inc == prev for (inc, _), (_, prev) in zip(seen[1:], seen[:-1], strict=True))
+
+
+@pytest.mark.parametrize("cls", [ProOLS, ProWLS])
 def test_auto_learns_a_stationary_bandit(cls):
     hyper = Hyper(lr=0.05, delta=2, inner_steps=5, basis="auto")
     learner = cls(SoftmaxLinear(1, 2), hyper, horizon=1)

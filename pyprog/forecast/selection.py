@@ -288,7 +288,13 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
 
 
 def select_forecaster(
-    y, delta: int = 1, ratios=None, *, candidates=None, what: str = "basis='auto'"
+    y,
+    delta: int = 1,
+    ratios=None,
+    *,
+    candidates=None,
+    incumbent: Forecaster | str | None = None,
+    what: str = "basis='auto'",
 ) -> Selection:
     """Choose a forecaster by rolling-origin backtests of the data (module docstring).
 
@@ -302,6 +308,10 @@ def select_forecaster(
         NWIS: the episode ratios λ (then the fits and the scores are λ-weighted).
     candidates : sequence of Forecaster or names, optional
         Default :data:`DEFAULT_CANDIDATES`.
+    incumbent : Forecaster or name, optional
+        The forecaster chosen before (a learner re-selecting on its buffer): ranked first,
+        so it is kept while its loss stays within one standard error of the best, and
+        replaced only when the backtests reject it. Ignored if it is not a candidate.
 
     Returns
     -------
@@ -336,6 +346,9 @@ def select_forecaster(
     origins = _origins(n, delta)
     # ranked at the full log's n: the order is the same in every backtest and replicate
     ranked = [cands[i] for i in noise_order(cands, n, delta)]
+    if incumbent is not None:  # kept unless the data reject it: no switching on noise
+        name = str(parse_forecaster(incumbent))
+        ranked.sort(key=lambda c: str(c) != name)
     weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
     scale = power_of_two(np.max(np.abs(y)))
     ys = y / scale

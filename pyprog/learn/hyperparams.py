@@ -110,7 +110,8 @@ class Hyper:
         Number of basis features (ignored by ``"linear"`` and ``"auto"``).
     select_every : int >= 1
         With ``basis="auto"``: episodes between two selections (the forecaster chosen is
-        kept in between; a selection costs about as much as a few inner steps).
+        kept in between, and at the next selection it is kept unless the backtests reject
+        it; a selection costs about as much as a few inner steps).
     clip : float in (0, 1e6], or inf
         Clip of the importance ratios.
     gamma : float in [0, 1]

@@ -365,13 +365,13 @@ class _Forecasting(Learner):
         ev = self.policy.evaluate(steps.obs, steps.actions, check=False)
         log_pi = steps.scatter(ev.log_prob, out=np.zeros_like(buf.log_beta))
         try:
-            self.selection = self._select(log_pi, n)
+            self.selection = self._select(log_pi, n, self.selection)
         except ForecastError:  # too few episodes, or none of non-zero weight: keep the last
             return None if self.selection is None else self.selection.forecaster
         self.models.append((self.episodes, self.selection.model))
         return self.selection.forecaster
 
-    def _select(self, log_pi: np.ndarray, n: int) -> Selection:
+    def _select(self, log_pi: np.ndarray, n: int, last: Selection | None) -> Selection:
         raise NotImplementedError
 
 
@@ -401,9 +401,14 @@ class ProOLS(_Forecasting):
         self._zeta = zeta[:, None]
         return True
 
-    def _select(self, log_pi, n):
+    def _select(self, log_pi, n, last):
         g = self._pdis(log_pi, self.buffer.log_beta, self.buffer.mask)
-        return select_forecaster(g[:, 0], self.hyper.delta, what=f"{self.name} basis='auto'")
+        return select_forecaster(
+            g[:, 0],
+            self.hyper.delta,
+            incumbent=None if last is None else last.forecaster,
+            what=f"{self.name} basis='auto'",
+        )
 
     def _coefficients(self, log_pi, log_beta, mask):
         g = self._pdis(log_pi, log_beta, mask)
@@ -437,11 +442,15 @@ class ProWLS(_Forecasting):
         self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
         return True
 
-    def _select(self, log_pi, n):
+    def _select(self, log_pi, n, last):
         h = self.hyper
         lam, _ = kernels.episode_ratios(log_pi, self.buffer.log_beta, self.buffer.mask, h.clip)
         return select_forecaster(
-            self._returns, h.delta, ratios=lam, what=f"{self.name} basis='auto'"
+            self._returns,
+            h.delta,
+            ratios=lam,
+            incumbent=None if last is None else last.forecaster,
+            what=f"{self.name} basis='auto'",
         )
 
     def _coefficients(self, log_pi, log_beta, mask):

@@ -177,6 +177,11 @@ class TestSelection:
         other = select_forecaster(J, 5, candidates=pair, incumbent="poly(d=4)")
         assert other.model == "fourier(d=1)"
 
+    @pytest.mark.parametrize("bad", ["bogus", 3, "fourier(d=0)"])
+    def test_a_bad_incumbent_names_the_argument(self, bad):
+        with pytest.raises(ValueError, match=r"^incumbent: "):
+            select_forecaster(np.zeros(50), 1, incumbent=bad)
+
     def test_ljung_box_against_scipy_free_formula(self):
         e = np.sin(np.arange(60) / 3.0)  # strongly autocorrelated
         q, p = ljung_box(e, 5)

@@ -347,7 +347,10 @@ def select_forecaster(
     # ranked at the full log's n: the order is the same in every backtest and replicate
     ranked = [cands[i] for i in noise_order(cands, n, delta)]
     if incumbent is not None:  # kept unless the data reject it: no switching on noise
-        name = str(parse_forecaster(incumbent))
+        try:
+            name = str(parse_forecaster(incumbent))
+        except ValueError as err:
+            raise ValueError(f"incumbent: {err}") from None
         ranked.sort(key=lambda c: str(c) != name)
     weights = np.ones(n) if ratios is None else np.asarray(ratios, dtype=np.float64)
     scale = power_of_two(np.max(np.abs(y)))

@@ -17,6 +17,13 @@ from pyprog.learn.learners import ProOLS, ProWLS
 from pyprog.learn.policies import SoftmaxLinear
 
 
+def play_episode(learner, rng):
+    """One episode of a two-armed bandit, arm a paying a + N(0, 0.1²); the learner updates."""
+    action, log_prob = learner.act(np.ones(1), rng)
+    learner.observe(np.ones(1), action, log_prob, float(action) + rng.normal(0, 0.1))
+    learner.end_episode()
+
+
 def forced(monkeypatch, name):
     """Make the learners' selection choose ``name`` (a one-candidate set)."""
     only = functools.partial(select_forecaster, candidates=[name])
@@ -60,9 +67,7 @@ def test_updates_wait_for_the_backtests_then_reselect_every_select_every(cls):
     rng = np.random.default_rng(0)
     need = min_episodes_auto(delta)
     for _ in range(40):
-        action, log_prob = learner.act(np.ones(1), rng)
-        learner.observe(np.ones(1), action, log_prob, float(action) + rng.normal(0, 0.1))
-        learner.end_episode()
+        play_episode(learner, rng)
         if learner.episodes < need:
             assert learner.updates == 0 and learner.selection is None
     episodes = [e for e, _ in learner.models]
@@ -86,9 +91,7 @@ def test_reselection_offers_the_last_choice_as_incumbent(monkeypatch, cls):
     learner = cls(SoftmaxLinear(1, 2), hyper, horizon=1)
     rng = np.random.default_rng(1)
     for _ in range(60):
-        action, log_prob = learner.act(np.ones(1), rng)
-        learner.observe(np.ones(1), action, log_prob, float(action) + rng.normal(0, 0.1))
-        learner.end_episode()
+        play_episode(learner, rng)
     assert len(seen) >= 5 and seen[0][0] is None
     # every later selection is offered the one before it
     assert all(inc == prev for (inc, _), (_, prev) in zip(seen[1:], seen[:-1], strict=True))
@@ -100,9 +103,7 @@ def test_auto_learns_a_stationary_bandit(cls):
     learner = cls(SoftmaxLinear(1, 2), hyper, horizon=1)
     rng = np.random.default_rng(0)
     for _ in range(200):
-        action, log_prob = learner.act(np.ones(1), rng)
-        learner.observe(np.ones(1), action, log_prob, float(action) + rng.normal(0, 0.1))
-        learner.end_episode()
+        play_episode(learner, rng)
     probs = np.exp(learner.policy.evaluate(np.ones((1, 1)), np.array([1])).log_prob)
     assert probs[0] > 0.9 and learner.models
 

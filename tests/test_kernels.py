@@ -503,6 +503,24 @@ def test_vectorised_tanh_and_log_are_accurate():
     )
 
 
+@needs_compiled
+def test_float32_tanh_is_within_7_ulp_odd_and_bounded():
+    # the float32 policies' rational tanh (bench/fit_tanh_f32.py: at most 6.2 ulp)
+    rng = np.random.default_rng(11)
+    x = np.concatenate(
+        [np.linspace(-30, 30, 600_001), rng.normal(size=10_000) * 1e-3, [1e-30, 8.99, 9.01]]
+    ).astype(np.float32)
+    got = compiled._elementwise("tanh_f32", x.astype(np.float64))
+    assert np.array_equal(got, got.astype(np.float32))  # a float32 result
+    ref = np.tanh(x.astype(np.float64))
+    assert np.all(np.abs(got - ref) <= 7 * np.spacing(np.abs(ref).astype(np.float32)))
+    assert np.array_equal(compiled._elementwise("tanh_f32", -x.astype(np.float64)), -got)
+    assert np.all(np.abs(got) <= 1.0)
+    special = compiled._elementwise("tanh_f32", np.array([-0.0, np.nan, np.inf, -np.inf, 1e30]))
+    assert np.signbit(special[0]) and special[0] == 0.0 and np.isnan(special[1])
+    assert special[2:].tolist() == [1.0, -1.0, 1.0]
+
+
 # --- wild bootstrap of a linear forecast (issue 10) ------------------------------------
 
 

@@ -116,6 +116,7 @@ cdef extern from "_loops.h" nogil:
 cdef extern from "_policy.h" nogil:
     enum: PYPROG_ROWS
     double pyprog_tanh(double x)
+    float pyprog_tanh_f32(float x)
     double pyprog_log(double x)
     void pyprog_softmax_forward(
         const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,
@@ -146,14 +147,16 @@ cdef enum Elementwise:
     EXP = 0
     TANH = 1
     LOG = 2
+    TANH_F32 = 3
 
 
 def _elementwise(str name, x):
     """np.exp / np.tanh / np.log (``name``) of a 1-D array, by the kernels' vectorisable
-    functions (exposed for the accuracy tests)."""
-    if name not in ("exp", "tanh", "log"):
-        raise ValueError(f"name must be 'exp', 'tanh' or 'log'; got {name!r}")
-    cdef int which = {"exp": EXP, "tanh": TANH, "log": LOG}[name]
+    functions (exposed for the accuracy tests); ``"tanh_f32"`` is the float32 policies' tanh
+    of each element rounded to float32 (its result is exact in float64)."""
+    if name not in ("exp", "tanh", "log", "tanh_f32"):
+        raise ValueError(f"name must be 'exp', 'tanh', 'log' or 'tanh_f32'; got {name!r}")
+    cdef int which = {"exp": EXP, "tanh": TANH, "log": LOG, "tanh_f32": TANH_F32}[name]
     cdef const double* xs = _input(x, "x", 1)
     cdef Py_ssize_t i, n = len(x)
     cdef cnp.ndarray out = _empty(n)
@@ -164,6 +167,8 @@ def _elementwise(str name, x):
                 y[i] = pyprog_exp(xs[i])
             elif which == TANH:
                 y[i] = pyprog_tanh(xs[i])
+            elif which == TANH_F32:
+                y[i] = pyprog_tanh_f32(<float>xs[i])
             else:
                 y[i] = pyprog_log(xs[i])
     return out

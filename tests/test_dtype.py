@@ -105,6 +105,31 @@ def test_float32_taken_action_keeps_its_gradient_when_the_policy_saturates(polic
     assert np.abs(f32 - f64).max() <= 1e-3 * np.abs(f64).max()
 
 
+@cython_only
+@pytest.mark.parametrize("policy_name", SOFTMAX)
+def test_float32_passes_flush_subnormals_and_restore_the_fp_state(policy_name):
+    # logit gap 95: π = e^-95 ≈ 6e-42 is subnormal in float32, where each operation on it
+    # took a microcode assist (NS-Reacher at speed 0 ran 3x slower); the compiled float32
+    # passes flush it to 0 (_policy.h) and must leave the caller's FP state as it was
+    half_tiny = np.float32(5.877472e-39)  # FLT_MIN / 2: 0 if FTZ leaked out of the update
+    steps = []
+    for dtype in ("float64", "float32"):
+        policy = POLICIES[policy_name]()
+        bias = policy.b
+        bias[:] = -95.0
+        bias[1], bias[2] = 0.0, -1.0  # two live actions: a step of normal size
+        hyper = Hyper(lr=0.05, delta=2, inner_steps=3, d=2, optimizer="sgd", dtype=dtype)
+        learner = LEARNERS["pro-ols"](policy, hyper, 4)
+        play(learner, np.random.default_rng(3), 12, 4)
+        before = policy.theta.copy()
+        assert learner.update() is True
+        steps.append(policy.theta - before)
+        assert np.float32(1.1754944e-38) * np.float32(0.5) == half_tiny != 0
+    f64, f32 = steps
+    assert np.abs(f64).max() > 0
+    assert np.abs(f32 - f64).max() <= 1e-3 * np.abs(f64).max()
+
+
 @pytest.mark.parametrize("bad", ["float16", "double", np.float32, None, 32])
 def test_bad_dtype_is_a_value_error_naming_dtype(bad):
     with pytest.raises(ValueError, match=r"unknown dtype .*valid: float64, float32"):

@@ -117,6 +117,8 @@ cdef extern from "_policy.h" nogil:
     enum: PYPROG_ROWS
     double pyprog_tanh(double x)
     float pyprog_tanh_f32(float x)
+    unsigned int pyprog_flush_subnormals()
+    void pyprog_restore_fp(unsigned int saved)
     double pyprog_log(double x)
     void pyprog_softmax_forward(
         const double* obs, const cnp.int64_t* actions, Py_ssize_t m, Py_ssize_t d,

@@ -92,6 +92,29 @@ static inline float pyprog_tanh_f32(float x) {
 static inline float pyprog_log_f32(float x) { return (float)pyprog_log((double)x); }
 PYPROG_DEFINE_DOT(pyprog_dot_f32, float)
 
+/* Subnormal floats flushed to zero while the float32 passes run (the x86 MXCSR's FTZ and DAZ
+   bits, set by pyprog_flush_subnormals and restored by pyprog_restore_fp): a saturated
+   policy's probabilities and their products fall below FLT_MIN (1.2e-38), and every
+   arithmetic operation on a subnormal takes a microcode assist of a hundred cycles or more.
+   NS-Reacher Pro-OLS at speed 0 (16 hidden units), 600 episodes, one core: 8.4 s in float32,
+   most of it in the backward pass, against 5.3 s in float64; 3.4 s flushed, with the same
+   returns. What is lost is below 1.2e-38, against float32's resolution of 6e-8 relative
+   (and the float32 exp never returns less than 1.6e-38). The float64 parts
+   of the update run outside, with subnormals as IEEE 754 has them. Elsewhere than x86-64 the
+   two are no-ops. */
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+static inline unsigned int pyprog_flush_subnormals(void) {
+    unsigned int saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+    return saved;
+}
+static inline void pyprog_restore_fp(unsigned int saved) { _mm_setcsr(saved); }
+#else
+static inline unsigned int pyprog_flush_subnormals(void) { return 0u; }
+static inline void pyprog_restore_fp(unsigned int saved) { (void)saved; }
+#endif
+
 #define PYPROG_CAT_(a, b) a##b
 #define PYPROG_CAT(a, b) PYPROG_CAT_(a, b)
 #define PYPROG_F(name) PYPROG_CAT(name, PYPROG_SUFFIX)

@@ -145,6 +145,7 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         )
     cdef bint gauss = policy[0] == "gaussian"
     cdef bint f32 = bool(single)
+    cdef unsigned int fp_state = 0
     if f32 and gauss:
         raise ValueError("single=True (float32 passes) is for the softmax policies only")
     cdef Py_ssize_t a, hd = 0, n_steps = steps
@@ -348,10 +349,12 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                     for j in range(hd):
                         for k in range(d):
                             w1t32[k * hd + j] = th32[j * d + k]
+                    fp_state = pyprog_flush_subnormals()  # see _policy.h
                     pyprog_softmax_forward_f32(s32, act, m, d, w1t32, th32 + hd * d, hd,
                                                th32 + n_hid, th32 + n_hid + a * f, a,
                                                hidden32 if hd > 0 else NULL, lps32, prs32,
                                                lp32, ent32, fscratch32)
+                    pyprog_restore_fp(fp_state)
                     for k in range(m):
                         lp[k] = lp32[k]
                 else:
@@ -428,11 +431,13 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                         bwork32[j] = 0.0
                     for k in range(m):
                         coef32[k] = <float>coef[k]
+                    fp_state = pyprog_flush_subnormals()
                     pyprog_softmax_backward_f32(s32, act, m, d, hd, th32 + n_hid, a,
                                                 hidden32 if hd > 0 else s32, lps32, prs32,
                                                 ent32, coef32, coef_e32, bwork32,
                                                 grad32 + hd * d, grad32 + n_hid,
                                                 grad32 + n_hid + a * f, bwork32 + d * hd)
+                    pyprog_restore_fp(fp_state)
                     for j in range(p):
                         grad[j] = grad32[j]
                     for j in range(d * hd):

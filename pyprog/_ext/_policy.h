@@ -61,7 +61,7 @@ static inline float pyprog_exp_f32(float x) {
     return q * scale.f;
 }
 /* tanh: x P(x²) / Q(x²), a rational minimax fit on [0, 9] (degrees 9 and 8; relative error
-   2.1e-8 in exact arithmetic, at most 6.2 ulp in float32, 0.08 ulp on average;
+   2.1e-8 in exact arithmetic; in float32 within 6.2 ulp of tanh in 10⁶ samples of [0, 20],
    bench/fit_tanh_f32.py); above 9, tanh is 1 in float32. P and Q have positive
    coefficients, so Horner's rule does not cancel, and the result is clamped to 1. It
    replaced a formula through exp (a Taylor series below 0.4, (1 − e) / (1 + e) with

@@ -125,7 +125,8 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         θ rounded to float32 at every step, the observations once; log π enters the PDIS
         weights, ratios and forecast as float64, the coefficients are rounded to float32
         for the backward pass, and its gradient comes back as float64 to the optimiser,
-        whose state and θ stay float64.
+        whose state and θ stay float64. The two float32 passes run with subnormal floats
+        flushed to zero (x86 FTZ/DAZ, restored after each; see ``_policy.h``).
 
     Returns
     -------

@@ -365,13 +365,14 @@ class _Forecasting(Learner):
         ev = self.policy.evaluate(steps.obs, steps.actions, check=False)
         log_pi = steps.scatter(ev.log_prob, out=np.zeros_like(buf.log_beta))
         try:
-            self.selection = self._select(log_pi, n, self.selection)
+            last = None if self.selection is None else self.selection.forecaster
+            self.selection = self._select(log_pi, n, last)
         except ForecastError:  # too few episodes, or none of non-zero weight: keep the last
             return None if self.selection is None else self.selection.forecaster
         self.models.append((self.episodes, self.selection.model))
         return self.selection.forecaster
 
-    def _select(self, log_pi: np.ndarray, n: int, last: Selection | None) -> Selection:
+    def _select(self, log_pi: np.ndarray, n: int, incumbent: Forecaster | None) -> Selection:
         raise NotImplementedError
 
 
@@ -401,13 +402,10 @@ class ProOLS(_Forecasting):
         self._zeta = zeta[:, None]
         return True
 
-    def _select(self, log_pi, n, last):
+    def _select(self, log_pi, n, incumbent):
         g = self._pdis(log_pi, self.buffer.log_beta, self.buffer.mask)
         return select_forecaster(
-            g[:, 0],
-            self.hyper.delta,
-            incumbent=None if last is None else last.forecaster,
-            what=f"{self.name} basis='auto'",
+            g[:, 0], self.hyper.delta, incumbent=incumbent, what=f"{self.name} basis='auto'"
         )
 
     def _coefficients(self, log_pi, log_beta, mask):
@@ -442,14 +440,14 @@ class ProWLS(_Forecasting):
         self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
         return True
 
-    def _select(self, log_pi, n, last):
+    def _select(self, log_pi, n, incumbent):
         h = self.hyper
         lam, _ = kernels.episode_ratios(log_pi, self.buffer.log_beta, self.buffer.mask, h.clip)
         return select_forecaster(
             self._returns,
             h.delta,
             ratios=lam,
-            incumbent=None if last is None else last.forecaster,
+            incumbent=incumbent,
             what=f"{self.name} basis='auto'",
         )
 

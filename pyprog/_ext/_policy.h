@@ -68,9 +68,8 @@ static inline float pyprog_exp_f32(float x) {
    e = exp(−2|x|) above, both computed in every lane; 2.4 ulp) of about three times the
    operations, which were most of the float32 forward pass: a 1000-episode NS-Reacher
    Pro-OLS run at speed 2 in float32 took 8.7 s with it and 6.0 s with this, float64
-   9.3–9.7 s (docs/guides/speed.md). The
-   clamp is on |x| (one comparison): clamping x both ways kept GCC from vectorising the
-   hidden layer. */
+   9.3–9.7 s (docs/guides/speed.md). The clamp is on |x| (one comparison): clamping x
+   both ways kept GCC from vectorising the hidden layer. */
 static inline float pyprog_tanh_f32(float x) {
     float ax = __builtin_fabsf(x);
     ax = ax > 9.0f ? 9.0f : ax; /* a NaN stays NaN */
@@ -99,9 +98,9 @@ PYPROG_DEFINE_DOT(pyprog_dot_f32, float)
    NS-Reacher Pro-OLS at speed 0 (16 hidden units), 600 episodes, one core: 8.4 s in float32,
    most of it in the backward pass, against 5.3 s in float64; 3.4 s flushed, with the same
    returns. What is lost is below 1.2e-38, against float32's resolution of 6e-8 relative
-   (and the float32 exp never returns less than 1.6e-38). The float64 parts
-   of the update run outside, with subnormals as IEEE 754 has them. Elsewhere than x86-64 the
-   two are no-ops. */
+   (and the float32 exp never returns less than 1.6e-38). The float64 parts of the update
+   run outside, with subnormals as IEEE 754 has them. Elsewhere than x86-64 the two are
+   no-ops. */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <xmmintrin.h>
 static inline unsigned int pyprog_flush_subnormals(void) {

@@ -146,24 +146,25 @@ static void pyprog_rho_terms(const double *restrict c, const double *restrict di
  * are loaded row by row and transposed in registers, so that each vector holds one step of
  * the 8 rows. The arithmetic per row is the row loop's, in the same order, with the same exp
  * (bit-identical results); exp, clip and scale are vector operations across the rows.
- * Written with GCC vector extensions and compiled where the clones are (GCC >= 11,
- * x86-64 Linux); elsewhere the functions are the row loop (and unused, see below). Measured on a 2.3 GHz Xeon, (N, H) = (1000, 13-15):
- * about 2x faster than the row loop with AVX-512 (one register per vector; 2-source permutes
- * and mask registers for the transposes), but 1.6-1.7x slower with AVX2 or SSE2, whose 8 x 8
- * transposes take many more instructions; at (1000, 500) both are bound by memory bandwidth.
- * So pyprog_rows_side_by_side() tells the caller to use these functions only where their
- * AVX-512 clone runs. */
+ * Written with GCC vector extensions and a few AVX-512 intrinsics, and compiled for
+ * x86-64-v4 alone (GCC >= 11, x86-64 Linux); elsewhere the functions are the row loop (and
+ * unused, see below). Measured on a 2.3 GHz Xeon, (N, H) = (1000, 13-15): about 2x faster
+ * than the row loop with AVX-512 (one register per vector; 2-source permutes and mask
+ * registers for the transposes), but 1.6-1.7x slower with AVX2 or SSE2, whose 8 x 8
+ * transposes take many more instructions. So pyprog_rows_side_by_side() tells the caller to
+ * use these functions only where AVX-512 runs. */
 #define PYPROG_EPISODES 8
-/* pyprog_pdis_rows keeps a block's terms and mask in scratch (16 h doubles, 64 KB at
-   h = 500, in L2) and reads 4 x 8 rows at once: 32 streams, more than the hardware prefetchers
-   follow, so past PYPROG_PREFETCH steps it prefetches each row PYPROG_PREFETCH steps ahead
-   (and g's rows as many steps behind in the backward pass). Without that, long rows ran
-   1.1-1.3x slower than the row loop (H = 96-500); with it, at (1000, 500), 5-13% faster than
-   the row loop (interleaved runs, taskset -c 0, loaded 2-core 2.3 GHz Xeon), so blocks now
-   serve every H >= 8. */
-#define PYPROG_PREFETCH 64
+/* pyprog_pdis_rows keeps a block's terms in scratch (8 h doubles, 32 KB at h = 500, in L2)
+   and reads 4 x 8 rows at once: 32 streams, more than the hardware prefetchers follow, so
+   past PYPROG_PREFETCH steps it prefetches each row PYPROG_PREFETCH steps (two tiles) ahead,
+   and g's rows as many steps behind in the backward pass. At (1000, 500), 2-core 2.3 GHz Xeon,
+   one core, builds run in turn: no prefetch 1.43-1.63 ms, 64 steps ahead 1.29-1.34 ms,
+   8-32 steps ahead 1.02-1.40 ms, 16 steps 1.02-1.07 ms in the quietest round and the best or
+   near it at H = 32, 100 and 2000 too; a single pass that only reads the four inputs and
+   writes g (numba) takes 0.95 ms there. */
+#define PYPROG_PREFETCH 16
 
-/* 1 if pyprog_pdis_rows and pyprog_ratio_sums run their AVX-512 clone on this CPU, else 0 */
+/* 1 if this CPU runs the AVX-512 pyprog_pdis_rows and pyprog_ratio_sums, else 0 */
 static int pyprog_rows_side_by_side(void) {
 #if defined(PYPROG_HAVE_CLONES)
     __builtin_cpu_init(); /* x86-64-v4's AVX-512 subsets (GCC 11 has no "x86-64-v4" here) */
@@ -176,11 +177,15 @@ static int pyprog_rows_side_by_side(void) {
 }
 
 #if defined(PYPROG_HAVE_CLONES)
+#include <immintrin.h>
 typedef double pyprog_v8 __attribute__((vector_size(64)));
 typedef int64_t pyprog_m8 __attribute__((vector_size(64)));
+/* The functions below run only where AVX-512 does (pyprog_rows_side_by_side), so they are
+   compiled for x86-64-v4 alone, as its clone above was, and may use its intrinsics. */
+#define PYPROG_AVX512 __attribute__((target("arch=x86-64-v4")))
 /* always inlined: a vector passed between functions compiled for different instruction sets
-   (the clones above) would not agree on how it is passed */
-#define PYPROG_V8_INLINE static inline __attribute__((always_inline))
+   would not agree on how it is passed */
+#define PYPROG_V8_INLINE static inline __attribute__((always_inline)) PYPROG_AVX512
 #define PYPROG_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (pyprog_m8){__VA_ARGS__})
 
 /* np.full(8, a) */
@@ -194,21 +199,26 @@ PYPROG_V8_INLINE pyprog_v8 pyprog_v8_where(pyprog_m8 keep, pyprog_v8 a, pyprog_v
     return (pyprog_v8)(((pyprog_m8)a & keep) | ((pyprog_m8)b & ~keep));
 }
 
-/* pyprog_pow2, lane by lane */
-PYPROG_V8_INLINE pyprog_v8 pyprog_v8_pow2(pyprog_v8 k) {
-    const pyprog_v8 shift = pyprog_v8_set(6755399441055744.0);
-    pyprog_m8 biased = (pyprog_m8)(k + 1023.0 + shift) - (pyprog_m8)shift;
-    return (pyprog_v8)(biased << 52);
+/* np.minimum(x, a) (NaN stays NaN): vminpd's result is its second operand where either is NaN
+   or they are equal (then x, so -0.0 stays -0.0 as in np.where(x > a, a, x)) */
+PYPROG_V8_INLINE pyprog_v8 pyprog_v8_min(pyprog_v8 x, pyprog_v8 a) {
+    return (pyprog_v8)_mm512_min_pd((__m512d)a, (__m512d)x);
 }
 
-/* pyprog_exp, lane by lane: the same operations in the same order */
+/* np.maximum(x, a), likewise */
+PYPROG_V8_INLINE pyprog_v8 pyprog_v8_max(pyprog_v8 x, pyprog_v8 a) {
+    return (pyprog_v8)_mm512_max_pd((__m512d)a, (__m512d)x);
+}
+
+/* pyprog_exp, lane by lane: the same operations in the same order, except that the clamps are
+   one vmaxpd and one vminpd, and p 2^k one vscalefpd (p 2^k rounded once, as
+   p 2^k1 2^(k - k1) is: the first product is exact) */
 PYPROG_V8_INLINE pyprog_v8 pyprog_v8_exp(pyprog_v8 x) {
     const double log2e = 1.4426950408889634074;
     const double ln2_hi = 6.93147180369123816490e-01;
     const double ln2_lo = 1.90821492927058770002e-10;
     const double shifter = 6755399441055744.0;
-    x = pyprog_v8_where(x < -746.0, pyprog_v8_set(-746.0), x);
-    x = pyprog_v8_where(x > 710.0, pyprog_v8_set(710.0), x);
+    x = pyprog_v8_min(pyprog_v8_max(x, pyprog_v8_set(-746.0)), pyprog_v8_set(710.0));
     pyprog_v8 k = (x * log2e + shifter) - shifter;
     pyprog_v8 r = (x - k * ln2_hi) - k * ln2_lo;
     pyprog_v8 r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
@@ -220,8 +230,7 @@ PYPROG_V8_INLINE pyprog_v8 pyprog_v8_exp(pyprog_v8 x) {
     pyprog_v8 p1011 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
     pyprog_v8 p03 = p01 + r2 * p23, p47 = p45 + r2 * p67, p811 = p89 + r2 * p1011;
     pyprog_v8 p = 1.0 + (r + r2 * ((p03 + r4 * p47) + r8 * p811));
-    pyprog_v8 k1 = (k * 0.5 + shifter) - shifter;
-    return p * pyprog_v8_pow2(k1) * pyprog_v8_pow2(k - k1);
+    return (pyprog_v8)_mm512_scalef_pd((__m512d)p, (__m512d)k);
 }
 
 PYPROG_V8_INLINE pyprog_v8 pyprog_v8_load(const double *p) {
@@ -255,32 +264,34 @@ PYPROG_V8_INLINE void pyprog_v8_rows(const double *x, ptrdiff_t h, ptrdiff_t t, 
 }
 
 /* d[j] = np.where(mask != 0, log_pi - log_beta, 0)[:, t + j], the 8 rows' step t + j (the
-   masking is done on rows, then one transpose); m[j] likewise for the mask when m != NULL */
-PYPROG_V8_INLINE void pyprog_v8_log_ratio_tile(const double *log_pi, const double *log_beta,
-                                            const double *mask, ptrdiff_t h, ptrdiff_t t,
-                                            pyprog_v8 d[8], pyprog_v8 *m) {
+   masking is done on rows, then one transpose); when r != NULL, r[j] likewise for
+   np.where(mask != 0, rewards, 0). Masking in row layout spares a transpose of the mask. */
+PYPROG_V8_INLINE void pyprog_v8_masked_tiles(const double *log_pi, const double *log_beta,
+                                          const double *rewards, const double *mask,
+                                          ptrdiff_t h, ptrdiff_t t, pyprog_v8 d[8],
+                                          pyprog_v8 *r) {
     const pyprog_v8 zero = pyprog_v8_set(0.0);
-    pyprog_v8 b[8], valid[8];
-    pyprog_v8_rows(log_pi, h, t, d);
-    pyprog_v8_rows(log_beta, h, t, b);
-    pyprog_v8_rows(mask, h, t, valid);
-    for (int l = 0; l < 8; l++) d[l] = pyprog_v8_where(valid[l] != 0.0, d[l] - b[l], zero);
-    pyprog_v8_transpose(d);
-    if (m != NULL) {
-        for (int l = 0; l < 8; l++) m[l] = valid[l];
-        pyprog_v8_transpose(m);
+    for (int l = 0; l < 8; l++) {
+        const pyprog_m8 valid = pyprog_v8_load(mask + l * h + t) != 0.0;
+        d[l] = pyprog_v8_where(valid, pyprog_v8_load(log_pi + l * h + t)
+                                          - pyprog_v8_load(log_beta + l * h + t), zero);
+        if (r != NULL) r[l] = pyprog_v8_where(valid, pyprog_v8_load(rewards + l * h + t), zero);
     }
+    pyprog_v8_transpose(d);
+    if (r != NULL) pyprog_v8_transpose(r);
 }
 
 /* The forward pass of pyprog_pdis_rows over the steps t + j0 .. t + 7 of one tile:
-   c = c + d;  terms = np.where(valid, exp(min(c, log_clip)) * discount * rewards, 0) */
+   c = c + d;  terms = exp(min(c, log_clip)) * discount * np.where(valid, rewards, 0)
+   (0 where invalid, as the row loop's np.where gives: exp(min(c, log_clip)) * discount is
+   finite there, or inf also at the valid step before with the same c, whose row then goes
+   to the exact path with either) */
 PYPROG_V8_INLINE void pyprog_v8_pdis_forward(const double *log_pi, const double *log_beta,
                                           const double *rewards, const double *mask,
                                           const double *discount, ptrdiff_t h, ptrdiff_t t,
                                           int j0, pyprog_v8 clip, pyprog_v8 *cum,
-                                          double *terms, double *valid) {
-    const pyprog_v8 zero = pyprog_v8_set(0.0);
-    pyprog_v8 d[8], m[8], r[8];
+                                          double *terms) {
+    pyprog_v8 d[8], r[8];
     if (h > PYPROG_PREFETCH) { /* long rows: fetch the 8 rows' next lines of each input */
         const ptrdiff_t ahead = t + PYPROG_PREFETCH < h ? t + PYPROG_PREFETCH : h - 1;
         for (int l = 0; l < 8; l++) {
@@ -290,22 +301,18 @@ PYPROG_V8_INLINE void pyprog_v8_pdis_forward(const double *log_pi, const double 
             __builtin_prefetch(rewards + l * h + ahead, 0, 3);
         }
     }
-    pyprog_v8_log_ratio_tile(log_pi, log_beta, mask, h, t, d, m);
-    pyprog_v8_rows(rewards, h, t, r);
-    pyprog_v8_transpose(r);
+    pyprog_v8_masked_tiles(log_pi, log_beta, rewards, mask, h, t, d, r);
     for (int j = j0; j < 8; j++) {
         *cum = *cum + d[j];
-        pyprog_v8 x = pyprog_v8_where(*cum > clip, clip, *cum); /* NaN stays NaN */
+        pyprog_v8 x = pyprog_v8_min(*cum, clip); /* NaN stays NaN */
         pyprog_v8 term = pyprog_v8_exp(x) * discount[t + j] * r[j];
-        term = pyprog_v8_where(m[j] != 0.0, term, zero);
         memcpy(terms + (t + j) * 8, &term, sizeof term);
-        memcpy(valid + (t + j) * 8, &m[j], sizeof m[j]);
     }
 }
 
 /* The backward pass over the steps t + 7 down to t + j0 of one tile, written to g's rows:
-   acc = acc + terms;  g = np.where(valid, acc, 0) */
-PYPROG_V8_INLINE void pyprog_v8_pdis_backward(const double *terms, const double *valid,
+   acc = acc + terms;  g = np.where(valid, acc, 0) (the mask applied on g's rows) */
+PYPROG_V8_INLINE void pyprog_v8_pdis_backward(const double *terms, const double *mask,
                                            ptrdiff_t h, ptrdiff_t t, int j0, pyprog_v8 *acc,
                                            double *g) {
     const pyprog_v8 zero = pyprog_v8_set(0.0);
@@ -320,10 +327,13 @@ PYPROG_V8_INLINE void pyprog_v8_pdis_backward(const double *terms, const double 
             continue;
         }
         *acc = *acc + pyprog_v8_load(terms + (t + j) * 8);
-        out[j] = pyprog_v8_where(pyprog_v8_load(valid + (t + j) * 8) != 0.0, *acc, zero);
+        out[j] = *acc;
     }
     pyprog_v8_transpose(out); /* out[l] = row l, steps t..t+7 */
-    for (int l = 0; l < 8; l++) memcpy(g + l * h + t, &out[l], sizeof out[l]);
+    for (int l = 0; l < 8; l++) {
+        pyprog_v8 row = pyprog_v8_where(pyprog_v8_load(mask + l * h + t) != 0.0, out[l], zero);
+        memcpy(g + l * h + t, &row, sizeof row);
+    }
 }
 
 /* pdis_weights for rows 0..7 of (8, h) row-major arrays (row stride h), h >= 8:
@@ -333,33 +343,33 @@ PYPROG_V8_INLINE void pyprog_v8_pdis_backward(const double *terms, const double 
  *     g = np.where(valid, np.cumsum(terms[:, ::-1], axis=1)[:, ::-1], 0);  J = terms.sum(1)
  *
  * Tiles start at steps 0, 8, ...; when 8 does not divide h the last tile starts at h - 8,
- * overlapping the one before, and skips the steps that one has done. scratch: 16 h doubles
- * (the terms and the mask, step-major). */
-PYPROG_VECTOR_CLONES
+ * overlapping the one before, and skips the steps that one has done. scratch: 8 h doubles
+ * (the terms, step-major). */
+PYPROG_AVX512
 static void pyprog_pdis_rows(const double *restrict log_pi, const double *restrict log_beta,
                              const double *restrict rewards, const double *restrict mask,
                              const double *restrict discount, ptrdiff_t h, double log_clip,
                              double *restrict scratch, double *restrict g, double *restrict J) {
     const ptrdiff_t full = h / 8 * 8; /* steps in whole tiles */
-    double *restrict terms = scratch, *restrict valid = scratch + 8 * h;
+    double *restrict terms = scratch;
     const pyprog_v8 clip = pyprog_v8_set(log_clip);
     pyprog_v8 cum = pyprog_v8_set(0.0), acc = pyprog_v8_set(0.0);
     for (ptrdiff_t t = 0; t < full; t += 8)
         pyprog_v8_pdis_forward(log_pi, log_beta, rewards, mask, discount, h, t, 0, clip, &cum,
-                               terms, valid);
+                               terms);
     if (full < h)
         pyprog_v8_pdis_forward(log_pi, log_beta, rewards, mask, discount, h, h - 8,
-                               (int)(full - (h - 8)), clip, &cum, terms, valid);
+                               (int)(full - (h - 8)), clip, &cum, terms);
     if (full < h)
-        pyprog_v8_pdis_backward(terms, valid, h, h - 8, (int)(full - (h - 8)), &acc, g);
+        pyprog_v8_pdis_backward(terms, mask, h, h - 8, (int)(full - (h - 8)), &acc, g);
     for (ptrdiff_t t = full - 8; t >= 0; t -= 8)
-        pyprog_v8_pdis_backward(terms, valid, h, t, 0, &acc, g);
+        pyprog_v8_pdis_backward(terms, mask, h, t, 0, &acc, g);
     for (int l = 0; l < 8; l++) J[l] = acc[l];
 }
 
 /* s[l] = np.where(valid, log_pi - log_beta, 0)[l].sum(), in step order, rows 0..7, h >= 8
    (tiles as in pyprog_pdis_rows) */
-PYPROG_VECTOR_CLONES
+PYPROG_AVX512
 static void pyprog_ratio_sums(const double *restrict log_pi, const double *restrict log_beta,
                               const double *restrict mask, ptrdiff_t h, double *restrict s) {
     const ptrdiff_t full = h / 8 * 8;
@@ -373,11 +383,11 @@ static void pyprog_ratio_sums(const double *restrict log_pi, const double *restr
                 __builtin_prefetch(mask + l * h + ahead, 0, 3);
             }
         }
-        pyprog_v8_log_ratio_tile(log_pi, log_beta, mask, h, t, d, NULL);
+        pyprog_v8_masked_tiles(log_pi, log_beta, NULL, mask, h, t, d, NULL);
         for (int j = 0; j < 8; j++) sum = sum + d[j];
     }
     if (full < h) {
-        pyprog_v8_log_ratio_tile(log_pi, log_beta, mask, h, h - 8, d, NULL);
+        pyprog_v8_masked_tiles(log_pi, log_beta, NULL, mask, h, h - 8, d, NULL);
         for (int j = (int)(full - (h - 8)); j < 8; j++) sum = sum + d[j];
     }
     for (int l = 0; l < 8; l++) s[l] = sum[l];

@@ -105,10 +105,10 @@ def pdis_weights(log_pi, log_beta, rewards, mask, gamma, clip):
         for i in range(n):
             J[i] = 0.0
         return g_out, J_out
-    # scratch: discount = gamma ** np.arange(H), then a block's terms and mask, step-major
-    # (2 * PYPROG_EPISODES * H doubles), whose first H doubles are also one row of c for the
-    # rows done one by one
-    cdef double* discount = <double*>malloc((1 + (2 * PYPROG_EPISODES if blocks else 1)) * h
+    # scratch: discount = gamma ** np.arange(H), then a block's terms, step-major
+    # (PYPROG_EPISODES * H doubles), whose first H doubles are also one row of c for the rows
+    # done one by one
+    cdef double* discount = <double*>malloc((1 + (PYPROG_EPISODES if blocks else 1)) * h
                                             * sizeof(double))
     if discount == NULL:
         raise MemoryError()

@@ -89,6 +89,27 @@ def test_pdis_rows_are_independent(K, n, h, holes):
     np.testing.assert_array_equal(J_perm, J[order])
 
 
+@pytest.mark.parametrize("clip", [np.inf, 1.0])
+def test_pdis_rows_are_independent_at_the_ends_of_exp(K, clip):
+    """Log-ratio sums far below -745 (subnormal and zero ratios) and above 710 (clip = inf:
+    overflow), and clip = 1 (log clip 0, tied by the sums that stay at 0): each row, bit for
+    bit, as it is alone."""
+    log_pi, log_beta, rewards, mask = episodes(24, 41, seed=3, holes=True)
+    steps = np.random.default_rng(3).uniform(-40.0, 30.0, size=(24, 1))
+    log_pi = log_beta + steps  # the rows drift from 0 to -1640 .. +1230 over 41 steps
+    log_pi[:, ::5] = log_beta[:, ::5]  # and stay put at some steps
+    rewards[rewards > 1.0] = 0.0
+    with np.errstate(over="ignore"):
+        expected = [K.pdis_weights(*(a[i : i + 1] for a in (log_pi, log_beta, rewards, mask)),
+                                   1.0, clip) for i in range(24)]  # fmt: skip
+    g, J = K.pdis_weights(log_pi, log_beta, rewards, mask, 1.0, clip)
+    for i, (gi, Ji) in enumerate(expected):
+        np.testing.assert_array_equal(g[i], gi[0])
+        np.testing.assert_array_equal(J[i], Ji[0])
+    tiny = np.abs(g[(g != 0.0) & np.isfinite(g)]).min()
+    assert tiny < np.finfo(np.float64).tiny  # subnormal values were reached
+
+
 @pytest.mark.parametrize("h", [8, 13, 40])
 def test_pdis_non_finite_values(K, h):
     """NaN and inf in padding change nothing; NaN at a valid step is named, whatever the block."""

@@ -1,6 +1,6 @@
 """PDIS and episode ratios run 8 rows side by side (compiled): every row as if it ran alone.
 
-The compiled kernels put blocks of 8 episodes in one vector (on AVX-512 CPUs; past 64 steps
+The compiled kernels put blocks of 8 episodes in one vector (on AVX-512 CPUs; past 16 steps
 PDIS also prefetches each row ahead) and run the last ``N % 8`` rows, and every row shorter
 than 8 steps, one by one; a row of ``H`` steps is cut in tiles of 8 steps, the last one
 overlapping its neighbour when 8 does not divide ``H``. These tests aim at the seams: row

@@ -14,6 +14,14 @@ RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
 * ``lepski=K``: Lepski's rule, the candidates ordered by the noise of their forecast ``‖ζ‖``:
   the first whose forecast is within K noise standard errors (``s‖ζ_c − ζ_j‖``, ``s²`` the
   model-free noise variance) of every noisier candidate's;
+* ``stack=T``: no choice, stacking (Breiman 1996): the convex weights ``a`` (``a >= 0``,
+  ``Σa = 1``) whose mixture of the candidates' backtest forecasts best fits the backtest
+  targets (the same weighted squared error), with a ridge ``T s² ‖a − e‖²`` toward the
+  one-SE rule's choice ``e`` (``stack=0``: plain stacking); still linear in the estimates;
+* ``lof=A``: the one-SE rule among the candidates that pass a lack-of-fit test: a global basis
+  is dropped when an F-test of its in-sample fit to the NIS estimates ``λG`` against the
+  richest basis (``fourier(d=13)``) rejects it at level A (structure it misses); the local
+  forecasters are always kept;
 * ``oracle=F``: not a rule but a bound on what backtests can tell: the argmin of the
   backtest loss against the *true* values of the targets (noise-free), over the last
   ``1 − F`` of the origins (``oracle=0`` all of them). Where it misses the bar, the
@@ -82,6 +90,17 @@ def rule_forecast(rule: str, est: str, J, lam, G, truths=None) -> float:
         return float(f[int(np.argmin(loss))])
     if kind == "lepski":
         return lepski(sel.eligible, f, y, ratios, float(value))
+    if kind in ("stack", "lof"):
+        spacing = max(1, int(sel.origins[1] - sel.origins[0]))
+        gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
+        ok = np.isfinite(gap[0]) & ((gap[0] <= se[0]) | (gap[0] == 0.0))
+        if kind == "lof":
+            ok &= fits_without_structure(sel.eligible, J, float(value))
+            ok = ok if ok.any() else gap[0] == 0.0
+            return float(f[int(np.argmax(ok))])
+        weights = stacking_weights(sel, y, w, s2=noise_variance(y, ratios), ridge=float(value),
+                                   toward=int(np.argmax(ok)))  # fmt: skip
+        return float(weights @ f)
     total = losses[0].sum(axis=1)
     s2 = noise_variance(y, ratios) * (1.0 if ratios is None else float(np.mean(ratios)))
     logit = -(total - total.min()) / (float(value) * max(s2, 1e-300))
@@ -100,6 +119,52 @@ def lepski(cands, f, y, ratios, kappa: float) -> float:
         if all(abs(f[i] - f[j]) <= kappa * s * np.linalg.norm(Z[i] - Z[j]) for j in order[a + 1 :]):
             return float(f[i])
     return float(f[order[-1]])
+
+
+def stacking_weights(sel, y, w, s2: float, ridge: float, toward: int) -> np.ndarray:
+    """Convex weights (n_candidates,) of the candidates' backtest forecasts that best fit the
+    backtest targets, ``Σ_o Σ_j w_j (y_j − Σ_c a_c f_{c,o})² + ridge s² ‖a − e_toward‖²``."""
+    from scipy.optimize import nnls
+
+    m, c = len(sel.origins), len(sel.eligible)
+    forecasts = (sel.backtest @ y).reshape(c, m)  # f_{c,o}
+    rows, rhs = [], []
+    for k, o in enumerate(sel.origins):
+        root = np.sqrt(w[o : o + DELTA])
+        rows.append(root[:, None] * forecasts[:, k][None, :])
+        rhs.append(root * y[o : o + DELTA])
+    A, b = np.vstack(rows), np.concatenate(rhs)
+    target = np.zeros(c)
+    target[toward] = 1.0
+    penalty = math.sqrt(ridge * s2) * np.eye(c)
+    big = 1e3 * math.sqrt(np.mean(A**2))  # Σa = 1 as a heavily weighted row
+    a, _ = nnls(np.vstack([A, penalty, big * np.ones((1, c))]),
+                np.concatenate([b, penalty @ target, [big]]))  # fmt: skip
+    return a / a.sum()
+
+
+def fits_without_structure(cands, J, alpha: float) -> np.ndarray:
+    """Per candidate: False for a global basis whose fit to ``J`` an F-test against the richest
+    basis among ``cands`` rejects at level ``alpha``; True otherwise (local forecasters)."""
+    import scipy.stats
+
+    n = len(J)
+    designs = {i: c.design(n, DELTA)[0] for i, c in enumerate(cands) if hasattr(c, "basis")}
+    rich = max(designs, key=lambda i: designs[i].shape[1])
+
+    def rss(i):
+        beta, *_ = np.linalg.lstsq(designs[i], J, rcond=None)
+        r = J - designs[i] @ beta
+        return float(r @ r)
+
+    k_rich, rss_rich = designs[rich].shape[1], rss(rich)
+    keep = np.ones(len(cands), dtype=bool)
+    for i, phi in designs.items():
+        k = phi.shape[1]
+        if k < k_rich:
+            F = ((rss(i) - rss_rich) / (k_rich - k)) / (rss_rich / (n - k_rich))
+            keep[i] = scipy.stats.f.sf(F, k_rich - k, n - k_rich) >= alpha
+    return keep
 
 
 def main(reps: int = 200, seed: int = 1, rules=RULES) -> None:

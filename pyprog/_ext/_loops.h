@@ -258,11 +258,6 @@ PYPROG_V8_INLINE void pyprog_v8_transpose(pyprog_v8 v[8]) {
     }
 }
 
-/* rows[l] = x[l * h + t : l * h + t + 8] for the rows l = 0..7 (t + 8 <= h) */
-PYPROG_V8_INLINE void pyprog_v8_rows(const double *x, ptrdiff_t h, ptrdiff_t t, pyprog_v8 rows[8]) {
-    for (int l = 0; l < 8; l++) rows[l] = pyprog_v8_load(x + l * h + t);
-}
-
 /* d[j] = np.where(mask != 0, log_pi - log_beta, 0)[:, t + j], the 8 rows' step t + j (the
    masking is done on rows, then one transpose); when r != NULL, r[j] likewise for
    np.where(mask != 0, rewards, 0). Masking in row layout spares a transpose of the mask. */

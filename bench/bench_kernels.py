@@ -146,6 +146,47 @@ def bench_pdis_weights_floor(benchmark, impl, pdis, what):
         np.testing.assert_array_equal(g, log_pi + log_beta + rewards + mask)
 
 
+@numba.njit(fastmath=True)  # reassociated sums: vectorised, several accumulators
+def _row_sums3(a, b, c, out):  # out[i] = sum(a[i] + b[i] + c[i])
+    for i in range(a.shape[0]):
+        acc = 0.0
+        for t in range(a.shape[1]):
+            acc += a[i, t] + b[i, t] + c[i, t]
+        out[i] = acc
+
+
+_row_sums3(*(np.zeros((1, 1)) for _ in range(3)), np.zeros(1))
+
+
+def ratios_streaming_floor(log_pi, log_beta, mask, clip):
+    """Read ``episode_ratios``' three inputs once, write an (N,) output: its roofline, as
+    ``pdis_streaming_floor`` is PDIS's (``clip`` unused)."""
+    out = np.empty(log_pi.shape[0])
+    _row_sums3(log_pi, log_beta, mask, out)
+    return out, out > 0
+
+
+RATIOS_FLOOR = [
+    ("streaming-floor", ratios_streaming_floor, "floor"),
+    ("cython", compiled.episode_ratios, "kernel"),
+    ("numpy-twin", fallback.episode_ratios, "twin"),
+]
+
+
+@pytest.mark.parametrize("impl, ratios, what", RATIOS_FLOOR, ids=[i[0] for i in RATIOS_FLOOR])
+def bench_episode_ratios_floor(benchmark, impl, ratios, what):
+    """``episode_ratios`` beside its streaming floor (kernel time / floor time printed), and
+    its NumPy twin: time(twin) / time(floor) bounds what any kernel can gain over the twin."""
+    n, h = 1000, 500
+    benchmark.group = f"episode_ratios (N, H) = ({n}, {h}) vs streaming floor"
+    benchmark.extra_info.update(
+        impl=impl, role={"floor": "candidate", "kernel": "baseline"}.get(what)
+    )
+    log_pi, log_beta, _, mask = episodes(n, h)
+    lam, unclipped = benchmark(ratios, log_pi, log_beta, mask, 10.0)
+    assert lam.shape == (n,)
+
+
 @pytest.mark.parametrize("impl, pdis, ratios, role", TUNED, ids=[i[0] for i in TUNED])
 @pytest.mark.parametrize("n, h", [(1000, 15), (1000, 500)])
 def bench_episode_ratios_tuned(benchmark, impl, pdis, ratios, role, n, h):

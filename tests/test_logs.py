@@ -140,6 +140,49 @@ class TestForecastCommand:
         assert result["episodes"] == 120 and result["clip"] is None
         assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
+    def test_candidates_restrict_the_choice(self, tmp_path, episodes, capsys):
+        """--candidates: auto chooses among the named forecasters only, as the API does."""
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        out_json = tmp_path / "f.json"
+        names = ["window(k=25)", "ewma(halflife=20)", "poly(d=3)"]
+        argv = ["forecast", str(path), "--delta", "5", "--alpha", "0.1"]
+        argv += ["--candidates", " window(k=25), ewma(halflife=20),poly(d=3)"]
+        assert main([*argv, "--json", str(out_json)]) == 0
+        printed = capsys.readouterr().out
+        assert "chosen by backtests among window(k=25), ewma(halflife=20), poly(d=3)" in printed
+        result = json.loads(out_json.read_text())
+        assert result["candidates"] == names and result["basis"] == "auto"
+        for name in ("nis", "nwis"):
+            assert result[name]["model"] in names
+            assert set(result[name]["scores"]) == set(names)
+        J = pyprog.pdis(*episodes).J
+        nis = pyprog.nis_forecast(J, 5, "auto", alpha=0.1, seed=0, candidates=names)
+        assert result["nis"]["value"] == pytest.approx(nis.value)
+        assert (result["nis"]["low"], result["nis"]["high"]) == pytest.approx((nis.low, nis.high))
+        default = pyprog.forecast_logs(path, delta=5, alpha=0.1)
+        assert default.options["candidates"] is None
+        assert len(default.nis.scores) == len(pyprog.forecast.selection.DEFAULT_CANDIDATES)
+
+    @pytest.mark.parametrize(
+        "args, message",
+        [
+            (["--candidates", "linear,window(k=x)"], "candidates: a forecaster is named like"),
+            (["--candidates", " , "], "candidates must name at least one forecaster"),
+            (["--basis", "poly", "--candidates", "linear"], "only used with basis='auto'"),
+        ],
+    )
+    def test_bad_candidates(self, tmp_path, episodes, capsys, args, message):
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        assert main(["forecast", str(path), *args]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+
+    @pytest.mark.parametrize("candidates", ["linear", 3, []])
+    def test_candidates_must_be_a_sequence_of_names(self, tmp_path, episodes, candidates):
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        with pytest.raises(ValueError, match="candidates must"):
+            pyprog.forecast_logs(path, candidates=candidates)
+
     def test_too_few_episodes_for_the_basis(self, tmp_path, episodes, capsys):
         path = write_logs(tmp_path / "logs.csv", *(a[:5] for a in episodes))
         assert main(["forecast", str(path), "--basis", "fourier", "--d", "5"]) == 2

@@ -11,6 +11,13 @@ import argparse
 __all__ = ["add_parser", "cmd"]
 
 
+def _split(candidates: str | None) -> list[str] | None:
+    """``--candidates "linear, window(k=50)"`` → ``["linear", "window(k=50)"]``."""
+    if candidates is None:
+        return None
+    return [name.strip() for name in candidates.split(",") if name.strip()]
+
+
 def cmd(args: argparse.Namespace) -> int:
     import json
     import sys
@@ -30,12 +37,18 @@ def cmd(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             n_boot=args.n_boot,
             seed=args.seed,
+            candidates=_split(args.candidates),
         )
     for w in caught:
         print(f"pyprog forecast: warning: {w.message}", file=sys.stderr)
     summary = result.as_dict()
     level = f"{1 - args.alpha:.0%}"
-    how = "forecaster chosen by backtests" if args.basis == "auto" else f"{args.basis}, d={args.d}"
+    if args.basis != "auto":
+        how = f"{args.basis}, d={args.d}"
+    elif args.candidates is None:
+        how = "forecaster chosen by backtests"
+    else:
+        how = f"forecaster chosen by backtests among {', '.join(summary['candidates'])}"
     print(
         f"{summary['file']}: {summary['episodes']} episodes ({summary['steps']} steps); "
         f"forecast of the mean over the next {args.delta} episode(s) ({how}), "
@@ -107,6 +120,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "time basis",
     )
     fc.add_argument("--d", type=int, default=5, help="basis features, fixed bases (default 5)")
+    fc.add_argument(
+        "--candidates",
+        default=None,
+        help="with --basis auto: the forecasters to choose among, comma-separated, e.g. "
+        "'fourier(d=3),poly(d=3),window(k=50)' (default: pyprog's 13; see README)",
+    )
     fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
     fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
     fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from pyprog.forecast.estimators import (
     nwis_forecast,
     pdis,
 )
-from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast.forecasters import Forecaster, ForecastError, parse_forecaster
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
 from pyprog.forecast.selection import min_episodes_auto
@@ -80,7 +81,8 @@ class LogForecast:
     episodes: int
     #: Number of logged steps (the file's data rows).
     steps: int
-    #: The options the forecast was made with (delta, basis, d, gamma, clip, alpha, n_boot, seed).
+    #: The options the forecast was made with (delta, basis, d, candidates, gamma, clip, alpha,
+    #: n_boot, seed; ``candidates`` as names, or None for the default set).
     options: dict[str, Any]
     #: NIS forecast (OLS on the per-episode PDIS estimates) with its interval.
     nis: Forecast | ForecastError
@@ -140,6 +142,21 @@ class LogForecast:
         )
 
 
+def _candidates(candidates, basis: str) -> tuple[Forecaster, ...]:
+    """``candidates`` parsed, or a ValueError that names the argument."""
+    if basis != "auto":
+        raise ValueError(f"candidates is only used with basis='auto'; got basis={basis!r}")
+    if isinstance(candidates, (str, Forecaster)) or not hasattr(candidates, "__iter__"):
+        raise ValueError(f"candidates must be a sequence of forecasters; got {candidates!r}")
+    try:
+        parsed = tuple(parse_forecaster(c) for c in candidates)
+    except ValueError as exc:
+        raise ValueError(f"candidates: {exc}") from None
+    if not parsed:
+        raise ValueError("candidates must name at least one forecaster; got none")
+    return parsed
+
+
 def forecast_logs(
     logs: str | os.PathLike | Logs,
     *,
@@ -151,6 +168,7 @@ def forecast_logs(
     alpha: float = 0.05,
     n_boot: int = 2000,
     seed: int | None = 0,
+    candidates: Sequence[str | Forecaster] | None = None,
 ) -> LogForecast:
     """Forecast a candidate policy π's performance from logged episodes, and test it.
 
@@ -176,6 +194,11 @@ def forecast_logs(
         Wild-bootstrap draws.
     seed : int or None
         Seed of the bootstrap draws.
+    candidates : sequence of str or Forecaster, optional
+        With ``basis="auto"``: the forecasters to choose among, by name (e.g.
+        ``["fourier(d=3)", "poly(d=3)", "window(k=50)"]``) instead of
+        :data:`~pyprog.forecast.selection.DEFAULT_CANDIDATES`. Use it to bring knowledge the
+        backtests cannot have (a drift known to be slow and smooth, or to come in steps).
 
     Returns
     -------
@@ -189,6 +212,9 @@ def forecast_logs(
     ------
     LogFormatError
         The file cannot be read, or has no more episodes than the basis has features.
+    ValueError
+        ``candidates`` names no forecaster or one that does not parse, or is given with a
+        fixed basis.
 
     Examples
     --------
@@ -203,6 +229,8 @@ def forecast_logs(
     >>> result.episodes, result.nis.low < result.nis.value < result.nis.high
     (40, True)
     """
+    if candidates is not None:
+        candidates = _candidates(candidates, basis)
     if not isinstance(logs, Logs):
         logs = read_logs(logs)
     if basis == "auto":
@@ -221,7 +249,7 @@ def forecast_logs(
                 f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
                 "features; an interval needs more episodes than features (use a smaller d)"
             )
-    opts = dict(alpha=alpha, n_boot=n_boot, seed=seed)
+    opts = dict(alpha=alpha, n_boot=n_boot, seed=seed, candidates=candidates)
     shape = dict(delta=delta, basis=basis, d=d)
     J, lam, G = _per_episode(logs, gamma, clip)
     # one estimator without a forecast does not cost the others theirs
@@ -237,11 +265,20 @@ def forecast_logs(
         safety: SafetyTest | ForecastError = difference_safety_test(J - G, **shape, **opts)
     except ForecastError as exc:
         safety = exc
+    names = None if candidates is None else [str(c) for c in candidates]
     return LogForecast(
         path=str(logs.path),
         episodes=logs.episodes,
         steps=logs.rows,
-        options={**shape, "gamma": gamma, "clip": clip, **opts},
+        options={
+            **shape,
+            "candidates": names,
+            "gamma": gamma,
+            "clip": clip,
+            "alpha": alpha,
+            "n_boot": n_boot,
+            "seed": seed,
+        },
         nis=nis,
         nwis=nwis,
         safety=safety,

@@ -51,6 +51,19 @@ class TestForecasters:
         with pytest.raises(ValueError, match=r"a forecaster is named like|d must be"):
             parse_forecaster(bad)
 
+    @pytest.mark.parametrize(
+        "candidates, message",
+        [
+            ([], "candidates must name at least one forecaster"),
+            ("linear", "candidates must be a sequence"),
+            (["linear", "window(k=x)"], "candidates: a forecaster is named like"),
+        ],
+    )
+    def test_bad_candidates_are_named_by_select_forecaster(self, candidates, message):
+        J = np.random.default_rng(0).normal(size=60)
+        with pytest.raises(ValueError, match=message):
+            select_forecaster(J, 1, candidates=candidates)
+
     @pytest.mark.parametrize("name", DEFAULT_CANDIDATES)
     def test_weights_sum_to_one(self, name):
         # every member holds the constant: a constant past forecasts itself

@@ -26,10 +26,10 @@ from pyprog.forecast.estimators import (
     nwis_forecast,
     pdis,
 )
-from pyprog.forecast.forecasters import Forecaster, ForecastError, parse_forecaster
+from pyprog.forecast.forecasters import Forecaster, ForecastError
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
-from pyprog.forecast.selection import min_episodes_auto
+from pyprog.forecast.selection import min_episodes_auto, parse_candidates
 
 __all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
 
@@ -142,21 +142,6 @@ class LogForecast:
         )
 
 
-def _candidates(candidates, basis: str) -> tuple[Forecaster, ...]:
-    """``candidates`` parsed, or a ValueError that names the argument."""
-    if basis != "auto":
-        raise ValueError(f"candidates is only used with basis='auto'; got basis={basis!r}")
-    if isinstance(candidates, (str, Forecaster)) or not hasattr(candidates, "__iter__"):
-        raise ValueError(f"candidates must be a sequence of forecasters; got {candidates!r}")
-    try:
-        parsed = tuple(parse_forecaster(c) for c in candidates)
-    except ValueError as exc:
-        raise ValueError(f"candidates: {exc}") from None
-    if not parsed:
-        raise ValueError("candidates must name at least one forecaster; got none")
-    return parsed
-
-
 def forecast_logs(
     logs: str | os.PathLike | Logs,
     *,
@@ -229,8 +214,8 @@ def forecast_logs(
     >>> result.episodes, result.nis.low < result.nis.value < result.nis.high
     (40, True)
     """
-    if candidates is not None:
-        candidates = _candidates(candidates, basis)
+    if candidates is not None:  # with a fixed basis: choose_forecaster's ValueError
+        candidates = parse_candidates(candidates)
     if not isinstance(logs, Logs):
         logs = read_logs(logs)
     if basis == "auto":

@@ -77,6 +77,7 @@ __all__ = [
     "loss_gaps",
     "min_episodes_auto",
     "noise_order",
+    "parse_candidates",
     "select_forecaster",
 ]
 
@@ -287,6 +288,28 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
     return one_se_pick(losses, step, SE_RULE)
 
 
+def parse_candidates(candidates=None) -> tuple[Forecaster, ...]:
+    """The candidate set of ``basis="auto"``: ``candidates`` (names or forecasters) parsed,
+    :data:`DEFAULT_CANDIDATES` for None; a ValueError that names the argument otherwise.
+
+    Examples
+    --------
+    >>> parse_candidates(["linear", "window(k=50)"])
+    (BasisForecaster(basis='linear', d=2), WindowForecaster(k=50))
+    """
+    if candidates is None:
+        candidates = DEFAULT_CANDIDATES
+    elif isinstance(candidates, (str, Forecaster)) or not hasattr(candidates, "__iter__"):
+        raise ValueError(f"candidates must be a sequence of forecasters; got {candidates!r}")
+    try:
+        parsed = tuple(parse_forecaster(c) for c in candidates)
+    except ValueError as exc:
+        raise ValueError(f"candidates: {exc}") from None
+    if not parsed:
+        raise ValueError("candidates must name at least one forecaster; got none")
+    return parsed
+
+
 def select_forecaster(
     y,
     delta: int = 1,
@@ -334,9 +357,7 @@ def select_forecaster(
     y = np.asarray(y, dtype=np.float64)
     delta = check_int("delta", delta, 1)
     n = len(y)
-    cands = tuple(parse_forecaster(c) for c in (candidates or DEFAULT_CANDIDATES))
-    if not cands:
-        raise ValueError("candidates must name at least one forecaster")
+    cands = parse_candidates(candidates)
     need = min_episodes_auto(delta)
     if n < need:
         raise ForecastError(

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from selection_montecarlo import DELTA, SHAPES, N, simulate
 
 from pyprog.forecast import selection
-from pyprog.forecast.forecasters import parse_forecaster
+from pyprog.forecast.forecasters import BasisForecaster, parse_forecaster
 from pyprog.forecast.post_selection import forecast_weights, noise_variance
 
 RULES = (
@@ -72,9 +72,7 @@ def rule_forecast(rule: str, est: str, J, lam, G, truths=None) -> float:
     targets = selection.target_rows(sel.origins, DELTA, N, w)
     losses = selection.origin_losses(y, sel.backtest, targets, len(sel.eligible))
     if kind == "se":
-        spacing = max(1, int(sel.origins[1] - sel.origins[0]))
-        gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
-        ok = np.isfinite(gap[0]) & ((gap[0] <= float(value) * se[0]) | (gap[0] == 0.0))
+        ok = _within_se(sel, losses, float(value))
         rank = np.arange(len(ok))  # eligible is in noise order
         if order == "list":
             listed = [str(c) for c in selection.DEFAULT_CANDIDATES]
@@ -91,12 +89,11 @@ def rule_forecast(rule: str, est: str, J, lam, G, truths=None) -> float:
     if kind == "lepski":
         return lepski(sel.eligible, f, y, ratios, float(value))
     if kind in ("stack", "lof"):
-        spacing = max(1, int(sel.origins[1] - sel.origins[0]))
-        gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
-        ok = np.isfinite(gap[0]) & ((gap[0] <= se[0]) | (gap[0] == 0.0))
+        ok = _within_se(sel, losses, 1.0)
         if kind == "lof":
             ok &= fits_without_structure(sel.eligible, J, float(value))
-            ok = ok if ok.any() else gap[0] == 0.0
+            if not ok.any():  # the argmin, if no candidate passes
+                ok = _within_se(sel, losses, 0.0)
             return float(f[int(np.argmax(ok))])
         weights = stacking_weights(sel, y, w, s2=noise_variance(y, ratios), ridge=float(value),
                                    toward=int(np.argmax(ok)))  # fmt: skip
@@ -119,6 +116,14 @@ def lepski(cands, f, y, ratios, kappa: float) -> float:
         if all(abs(f[i] - f[j]) <= kappa * s * np.linalg.norm(Z[i] - Z[j]) for j in order[a + 1 :]):
             return float(f[i])
     return float(f[order[-1]])
+
+
+def _within_se(sel, losses, k: float) -> np.ndarray:
+    """Per eligible candidate: its mean backtest loss is within ``k`` standard errors of the
+    best (the one-SE rule's test; ``k = 0``: the best only)."""
+    spacing = max(1, int(sel.origins[1] - sel.origins[0]))
+    gap, se = selection.loss_gaps(losses, math.ceil(DELTA / spacing))
+    return np.isfinite(gap[0]) & ((gap[0] <= k * se[0]) | (gap[0] == 0.0))
 
 
 def stacking_weights(sel, y, w, s2: float, ridge: float, toward: int) -> np.ndarray:
@@ -149,7 +154,9 @@ def fits_without_structure(cands, J, alpha: float) -> np.ndarray:
     import scipy.stats
 
     n = len(J)
-    designs = {i: c.design(n, DELTA)[0] for i, c in enumerate(cands) if hasattr(c, "basis")}
+    designs = {
+        i: c.design(n, DELTA)[0] for i, c in enumerate(cands) if isinstance(c, BasisForecaster)
+    }
     rich = max(designs, key=lambda i: designs[i].shape[1])
 
     def rss(i):

@@ -393,3 +393,13 @@ def test_info_names_the_cpu(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^cpu\s+\S", out, re.M), out
+
+
+def test_regret_table_says_why_one_seed_has_no_standard_error():
+    from pyprog.cli.common import format_table
+
+    row = dict(env="CartPole-v1", algo="pro-wls", speed=None, metric="regret", mean=0.0)
+    text = format_table([{**row, "se": float("nan")}, {**row, "algo": "onpg", "se": 0.5}])
+    assert "nan" not in text and "± n/a" in text and "± 0.5" in text
+    assert "one seed has no standard error" in text
+    assert "one seed" not in format_table([{**row, "se": 0.5}])

@@ -17,6 +17,7 @@ import pyprog
 from pyprog import ForecastError, nis_forecast, nwis_forecast, select_forecaster
 from pyprog.cli.main import main
 from pyprog.forecast import intervals
+from pyprog.forecast.bases import DEFAULT_D
 from pyprog.forecast.forecasters import (
     BasisForecaster,
     EWMAForecaster,
@@ -140,6 +141,16 @@ class TestSelection:
     def test_candidates_only_with_auto(self):
         with pytest.raises(ValueError, match="candidates is only used with basis='auto'"):
             nis_forecast(np.zeros(50), basis="fourier", candidates=["linear"])
+
+    def test_d_only_with_a_fixed_basis(self):
+        """A d given with "auto" would be silently unused: refused, naming d; without d a
+        fixed basis uses DEFAULT_D."""
+        J = np.random.default_rng(0).normal(size=50)
+        with pytest.raises(ValueError, match=r"^nis_forecast: d sets the features .*\(got d=3;"):
+            nis_forecast(J, 1, "auto", 3)
+        with pytest.raises(ValueError, match=r"^nwis_forecast: d sets the features"):
+            nwis_forecast(J, np.ones(50), basis="auto", d=5)
+        assert nis_forecast(J, basis="fourier").model == f"fourier(d={DEFAULT_D})"
 
     def test_custom_candidates(self):
         J = np.random.default_rng(0).normal(size=100)
@@ -361,20 +372,22 @@ class TestFuzzDefects:
     def test_exact_constant_and_linear_series(self, basis, seed):
         rng = np.random.default_rng(seed)
         c, slope = rng.normal() * 10.0 ** rng.integers(-5, 5), rng.normal()
+        d = None if basis == "auto" else 3
         for y in (np.full(40, c), c + slope * np.arange(40.0)):
-            f = nis_forecast(y, 3, basis, 3, alpha=0.1, seed=seed)
+            f = nis_forecast(y, 3, basis, d, alpha=0.1, seed=seed)
             assert f.low <= f.value <= f.high
-            f = nwis_forecast(y, rng.exponential(size=40), 3, basis, 3, alpha=0.1, seed=seed)
+            f = nwis_forecast(y, rng.exponential(size=40), 3, basis, d, alpha=0.1, seed=seed)
             assert f.low <= f.value <= f.high
 
     @pytest.mark.parametrize("scale", [1e-200, 1e-300, 1e155, 1e300])
     @pytest.mark.parametrize("basis", ["fourier", "auto"])
     def test_extreme_scales_keep_a_finite_positive_width(self, scale, basis):
         y = np.random.default_rng(0).normal(size=100) * scale
-        f = nis_forecast(y, 1, basis, 3, alpha=0.1, seed=0)
+        d = None if basis == "auto" else 3
+        f = nis_forecast(y, 1, basis, d, alpha=0.1, seed=0)
         assert math.isfinite(f.low) and math.isfinite(f.high)
         assert f.low < f.value < f.high
-        unit = nis_forecast(y / scale, 1, basis, 3, alpha=0.1, seed=0)
+        unit = nis_forecast(y / scale, 1, basis, d, alpha=0.1, seed=0)
         assert (f.high - f.low) / scale == pytest.approx(unit.high - unit.low, rel=1e-6)
 
     def test_no_finite_draw_is_a_forecast_error(self, monkeypatch):
@@ -443,9 +456,10 @@ finite = st.floats(-1e6, 1e6, allow_nan=False)
 def _interval_holds_value(data, n, delta, exponent, basis):
     y = np.array(data.draw(st.lists(finite, min_size=n, max_size=n))) * 10.0**exponent
     lam = np.array(data.draw(st.lists(st.floats(0, 50), min_size=n, max_size=n)))
+    d = None if basis == "auto" else 3
     for call in (
-        lambda: nis_forecast(y, delta, basis, 3, alpha=0.1, n_boot=200, seed=0),
-        lambda: nwis_forecast(y, lam, delta, basis, 3, alpha=0.1, n_boot=200, seed=0),
+        lambda: nis_forecast(y, delta, basis, d, alpha=0.1, n_boot=200, seed=0),
+        lambda: nwis_forecast(y, lam, delta, basis, d, alpha=0.1, n_boot=200, seed=0),
     ):
         try:
             f = call()

@@ -204,6 +204,31 @@ class TestForecastCommand:
         assert main(["forecast", str(path), *args]) == 2
         assert message in capsys.readouterr().err
 
+    def test_d_is_refused_with_auto_and_written_as_null(self, tmp_path, episodes, capsys):
+        """--d with the default --basis auto is an error (it would be silently unused), and
+        the JSON's d is what was used: null with auto, 5 for a fixed basis without --d."""
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        assert main(["forecast", str(path), "--d", "7"]) == 2
+        err = capsys.readouterr().err
+        assert "d sets the features of a fixed basis" in err and "got d=7" in err
+        with pytest.raises(ValueError, match="forecast_logs: d sets the features"):
+            pyprog.forecast_logs(path, d=3)
+        for basis, d in (("auto", None), ("poly", 5)):
+            out = tmp_path / f"{basis}.json"
+            assert main(["forecast", str(path), "--basis", basis, "--json", str(out)]) == 0
+            assert json.loads(out.read_text())["d"] == d
+        assert "(poly, d=5)" in capsys.readouterr().out
+
+    @pytest.mark.parametrize("option", ["--json", "--plot"])
+    def test_unwritable_output_is_refused_before_the_work(self, tmp_path, episodes, capsys, option):
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        for target, why in ((tmp_path / "absent" / "f.out", "no writable directory"),
+                            (tmp_path, "is a directory")):  # fmt: skip
+            assert main(["forecast", str(path), option, str(target)]) == 2
+            captured = capsys.readouterr()
+            assert captured.out == ""  # refused before the forecast, not after
+            assert f"cannot write {option} {target}: {why}" in captured.err
+
     def test_bad_file_exits_2_with_one_line_and_no_traceback(self, tmp_path):
         path = tmp_path / "bad.csv"
         path.write_text(HEADER + "0,0,1,-1,-1\n0,1,x,-1,-1\n")
@@ -228,3 +253,14 @@ def test_forecast_without_nwis_when_every_ratio_underflows(tmp_path, capsys):
     result = json.loads((tmp_path / "f.json").read_text())
     assert result["nwis"]["value"] is None and "rank-deficient" in result["nwis"]["error"]
     assert result["nis"]["value"] == pytest.approx(0.0)
+
+
+def test_plot_without_a_nis_model_draws_no_curve():
+    """With basis="auto" and no NIS forecast there is no model to draw, not an error."""
+    from pyprog.forecast.plot import plot_forecast
+
+    J = np.random.default_rng(0).normal(size=60)
+    nwis = pyprog.nwis_forecast(J, np.ones(60), 1, "auto", alpha=0.1, seed=0)
+    fig = plot_forecast(J, {"NWIS": nwis}, delta=1, basis="auto", d=None, alpha=0.1)
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    assert labels and not any(label.startswith("NIS fit") for label in labels)

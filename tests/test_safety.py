@@ -68,12 +68,17 @@ class TestNumbers:
         )
         assert c.low == pytest.approx(a.low, rel=1e-12)
 
-    def test_as_dict_is_json_ready(self, logged):
+    @pytest.mark.parametrize("basis", ["fourier", "auto"])
+    def test_as_dict_is_json_ready(self, logged, basis):
         import json
 
-        d = pyprog.safety_test(*logged, **ARGS, seed=0).as_dict()
+        test = pyprog.safety_test(*logged, **{**ARGS, "basis": basis, "d": None}, seed=0)
+        d = test.as_dict()
         assert {"accept", "value", "low", "stationary_accept", "episodes"} <= set(d)
         json.dumps(d)
+        # plain floats, not NumPy scalars: a repr that reads as the numbers it holds
+        assert all(type(getattr(test, k)) is float for k in ("value", "low", "se", "past_mean"))
+        assert "np.float64" not in repr(test)
 
 
 class TestErrors:
@@ -99,6 +104,10 @@ class TestErrors:
         log_pi, log_beta, rewards = (a[:3] for a in logged)
         with pytest.raises(ValueError, match="safety_test needs at least as many episodes"):
             pyprog.safety_test(log_pi, log_beta, rewards, delta=1, basis="fourier", d=5, alpha=0.1)
+
+    def test_d_is_refused_with_auto(self, logged):
+        with pytest.raises(ValueError, match=r"^safety_test: d sets the features"):
+            pyprog.safety_test(*logged, delta=5, basis="auto", d=3, alpha=0.1)
 
     def test_keywords_are_required(self, logged):
         with pytest.raises(TypeError):

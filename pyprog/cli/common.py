@@ -10,6 +10,7 @@ compiles the patient model (:func:`say_if_compiling`).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -42,12 +43,21 @@ def format_table(table: list[dict]) -> str:
         lines.append(f"{env}: {metric} (mean ± standard error over seeds)")
         header = f"{'algo':<10}" + "".join(f"{speed_label(s):>22}" for s in speeds)
         lines.append(header)
+        one_seed = False
         for algo in algos:
             parts = []
             for s in speeds:
                 r = cell.get((algo, s))
-                parts.append(f"{r['mean']:>12.4g} ± {r['se']:<7.2g}" if r else f"{'-':>22}")
+                if r is None:
+                    parts.append(f"{'-':>22}")
+                elif math.isfinite(r["se"]):
+                    parts.append(f"{r['mean']:>12.4g} ± {r['se']:<7.2g}")
+                else:  # one seed: no standard error (and not NaN, which reads as a failure)
+                    one_seed = True
+                    parts.append(f"{r['mean']:>12.4g} ± {'n/a':<7}")
             lines.append(f"{algo:<10}" + "".join(f"{p:>22}" for p in parts))
+        if one_seed:
+            lines.append("n/a: one seed has no standard error; run --seeds 2 or more")
         lines.append("")
     return "\n".join(lines)
 

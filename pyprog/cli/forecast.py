@@ -7,6 +7,7 @@ function a Python user calls; prints the NIS and NWIS forecasts and the safety t
 from __future__ import annotations
 
 import argparse
+import os
 
 __all__ = ["add_parser", "cmd"]
 
@@ -18,12 +19,25 @@ def _split(candidates: str | None) -> list[str] | None:
     return [name.strip() for name in candidates.split(",") if name.strip()]
 
 
+def _check_output(option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written before the work, not after it."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        why = "is a directory" if os.path.isdir(path) else f"no writable directory {folder}"
+        raise ValueError(f"cannot write {option} {path}: {why}")
+
+
 def cmd(args: argparse.Namespace) -> int:
     import json
     import sys
     import warnings
 
     from pyprog.forecast.logged import forecast_logs
+
+    _check_output("--json", args.json)
+    _check_output("--plot", args.plot)
 
     with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
         warnings.simplefilter("always")
@@ -44,7 +58,7 @@ def cmd(args: argparse.Namespace) -> int:
     summary = result.as_dict()
     level = f"{1 - args.alpha:.0%}"
     if args.basis != "auto":
-        how = f"{args.basis}, d={args.d}"
+        how = f"{args.basis}, d={summary['d']}"
     elif args.candidates is None:
         how = "forecaster chosen by backtests"
     else:
@@ -119,7 +133,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="auto (default): choose the forecaster by rolling-origin backtests; or a fixed "
         "time basis",
     )
-    fc.add_argument("--d", type=int, default=5, help="basis features, fixed bases (default 5)")
+    fc.add_argument(
+        "--d", type=int, default=None, help="features of a fixed --basis (default 5; not with auto)"
+    )
     fc.add_argument(
         "--candidates",
         default=None,

@@ -24,6 +24,8 @@ __all__ = ["BASES", "MAX_DELTA", "forecast_design", "n_features", "time_basis", 
 
 #: The available time bases.
 BASES = ("fourier", "poly", "linear")
+#: Features of a fixed basis when the caller names none (the paper's most common d).
+DEFAULT_D = 5
 #: Largest forecast horizon δ (episodes): φ* is a mean over δ future times, computed in
 #: chunks (constant memory, ~0.1 s per million times and feature).
 MAX_DELTA = 10**7

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyprog._ext.backend import kernels
-from pyprog.forecast.bases import forecast_design, n_features
+from pyprog.forecast.bases import DEFAULT_D, forecast_design, n_features
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 from pyprog.forecast.post_selection import selected_interval
@@ -292,7 +292,7 @@ def nis_forecast(
     J_hat,
     delta: int = 1,
     basis: str = "fourier",
-    d: int = 5,
+    d: int | None = None,
     *,
     alpha: float | None = None,
     n_boot: int = 2000,
@@ -314,8 +314,9 @@ def nis_forecast(
         A fixed time basis, or ``"auto"``: choose the forecaster (a basis and its ``d``, a
         window mean or an exponentially weighted mean) by rolling-origin backtests of
         ``J_hat`` (:func:`pyprog.forecast.selection.select_forecaster`).
-    d : int >= 1
-        Number of basis features (at most N); ignored with ``basis="auto"``.
+    d : int >= 1, optional
+        Number of features of a fixed basis (at most N; default 5). Not with
+        ``basis="auto"``, whose candidates carry their own (a ValueError says so).
     alpha : float in (0, 1), optional
         If given, also a two-sided ``1 − alpha`` confidence interval of the mean
         performance over the next ``delta`` episodes. Fixed basis: a wild bootstrap of
@@ -366,7 +367,7 @@ def nwis_forecast(
     ratios,
     delta: int = 1,
     basis: str = "fourier",
-    d: int = 5,
+    d: int | None = None,
     *,
     alpha: float | None = None,
     n_boot: int = 2000,
@@ -430,11 +431,31 @@ def nwis_forecast(
     )
 
 
+def resolve_d(basis: str, d: int | None, what: str) -> int | None:
+    """``d`` of a fixed basis (:data:`~pyprog.forecast.bases.DEFAULT_D` when None), or None
+    for ``basis="auto"``, where a given ``d`` is a ValueError rather than silently unused.
+
+    Examples
+    --------
+    >>> resolve_d("fourier", None, "nis_forecast"), resolve_d("auto", None, "nis_forecast")
+    (5, None)
+    """
+    if basis != "auto":
+        return DEFAULT_D if d is None else d
+    if d is not None:
+        raise ValueError(
+            f"{what}: d sets the features of a fixed basis; with basis='auto' the "
+            f"candidates carry their own (got d={d}; name them with candidates=[...])"
+        )
+    return None
+
+
 def choose_forecaster(
-    y, ratios, delta: int, basis: str, d: int, candidates, what: str
+    y, ratios, delta: int, basis: str, d: int | None, candidates, what: str
 ) -> tuple[Forecaster, Selection | None]:
     """The forecaster of ``basis``/``d``, or the one :func:`select_forecaster` picks for
     ``basis="auto"`` (then also the :class:`Selection`); ValueError/ForecastError if none."""
+    d = resolve_d(basis, d, what)
     if basis == "auto":
         sel = select_forecaster(y, delta, ratios, candidates=candidates, what=what)
         return sel.forecaster, sel

@@ -25,6 +25,7 @@ from pyprog.forecast.estimators import (
     nis_forecast,
     nwis_forecast,
     pdis,
+    resolve_d,
 )
 from pyprog.forecast.forecasters import Forecaster, ForecastError
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
@@ -147,7 +148,7 @@ def forecast_logs(
     *,
     delta: int = 1,
     basis: str = "auto",
-    d: int = 5,
+    d: int | None = None,
     gamma: float = 1.0,
     clip: float = np.inf,
     alpha: float = 0.05,
@@ -167,8 +168,8 @@ def forecast_logs(
     basis : {"auto", "fourier", "poly", "linear"}
         ``"auto"`` (default): each forecast chooses its forecaster by rolling-origin
         backtests (:func:`pyprog.select_forecaster`); else a fixed time basis.
-    d : int
-        Number of basis features (fixed bases only).
+    d : int, optional
+        Number of features of a fixed basis (default 5); not with ``basis="auto"``.
     gamma : float in [0, 1]
         Discount factor of the returns.
     clip : float
@@ -216,6 +217,7 @@ def forecast_logs(
     """
     if candidates is not None:  # with a fixed basis: choose_forecaster's ValueError
         candidates = parse_candidates(candidates)
+    d = resolve_d(basis, d, "forecast_logs")  # before any work
     if not isinstance(logs, Logs):
         logs = read_logs(logs)
     if basis == "auto":

@@ -20,7 +20,7 @@ def plot_forecast(
     *,
     delta: int,
     basis: str,
-    d: int,
+    d: int | None,
     alpha: float,
     path: str | os.PathLike | None = None,
     model: str | None = None,
@@ -34,7 +34,8 @@ def plot_forecast(
     forecasts : mapping of name to Forecast
         E.g. ``{"NIS": nis, "NWIS": nwis}``, each with ``value``, ``low`` and ``high``.
     delta, basis, d
-        The forecast's horizon and basis (the NIS curve is refitted from them).
+        The forecast's horizon and basis (the NIS curve is refitted from them; with
+        ``basis="auto"`` and no ``model``, e.g. when NIS had no forecast, no curve).
     alpha : float
         The intervals' level, for the legend.
     model : str, optional
@@ -44,8 +45,11 @@ def plot_forecast(
     """
     n = len(estimates)
     episodes = np.arange(1, n + 1)
-    fc = parse_forecaster(model) if model else BasisForecaster(basis, d)
-    grid, curve = _curve(fc, np.asarray(estimates, dtype=np.float64), delta)
+    fc = parse_forecaster(model) if model else None
+    if fc is None and basis != "auto":
+        fc = BasisForecaster(basis, d)
+    if fc is not None:
+        grid, curve = _curve(fc, np.asarray(estimates, dtype=np.float64), delta)
     where = n + (delta + 1) / 2
     scored = {k: f.scores for k, f in forecasts.items() if getattr(f, "scores", None)}
     import matplotlib.pyplot as plt  # on first use: pyprog imports without matplotlib loaded
@@ -66,8 +70,9 @@ def plot_forecast(
             color="grey",
             label=r"PDIS $\hat J_i(\pi)$",
         )
-        shown = grid >= first
-        ax.plot(grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({fc})")
+        if fc is not None:
+            shown = grid >= first
+            ax.plot(grid[shown], curve[shown], color="tab:blue", lw=2, label=f"NIS fit ({fc})")
         ax.axvspan(n + 0.5, n + delta + 0.5, color="tab:blue", alpha=0.08)
         for k, (name, f) in enumerate(forecasts.items()):
             x = where + 0.15 * delta * k

@@ -82,7 +82,7 @@ def safety_test(
     *,
     delta: int,
     basis: str,
-    d: int = 5,
+    d: int | None = None,
     alpha: float,
     gamma: float = 1.0,
     clip: float = np.inf,
@@ -112,8 +112,8 @@ def safety_test(
         ``"auto"``: the forecaster of D is chosen by rolling-origin backtests
         (:func:`pyprog.select_forecaster`) and the bound repeats the choice in every
         bootstrap replicate (:func:`pyprog.forecast.post_selection.selected_interval`).
-    d : int >= 1
-        Basis features (ignored by ``"auto"``).
+    d : int >= 1, optional
+        Features of a fixed basis (default 5); not with ``"auto"`` (a ValueError).
     alpha : float in (0, 1)
         Significance level: the accepted risk of deploying a worse policy.
     gamma : float in [0, 1]
@@ -175,7 +175,7 @@ def difference_safety_test(
     *,
     delta: int,
     basis: str,
-    d: int = 5,
+    d: int | None = None,
     alpha: float,
     n_boot: int = 2000,
     seed=None,
@@ -251,9 +251,10 @@ def difference_safety_test(
             stationary_p = 0.0 if past_mean > 0 else 1.0
     else:
         stationary_low, stationary_p = -math.inf, 1.0
+    low, forecast_se = float(low), float(forecast_se)  # plain floats in repr and JSON
     return SafetyTest(
         accept=bool(low > 0.0),
-        value=value,
+        value=float(value),
         low=low,
         se=forecast_se,
         alpha=alpha,

@@ -152,6 +152,11 @@ class TestForecastCommand:
         assert "chosen by backtests among window(k=25), ewma(halflife=20), poly(d=3)" in printed
         result = json.loads(out_json.read_text())
         assert result["candidates"] == names and result["basis"] == "auto"
+        for name in ("nis", "nwis"):  # the plausible alternatives are named, or nothing is
+            others = [c for c in result[name]["plausible"] if c != result[name]["model"]]
+            named = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if others[3:] else "")
+            line = f"  {name.upper()}: the backtests do not rule out {named} ("
+            assert (line in printed) == bool(others)
         for name in ("nis", "nwis"):
             assert result[name]["model"] in names
             assert set(result[name]["scores"]) == set(names)

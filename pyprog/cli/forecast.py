@@ -35,6 +35,7 @@ def cmd(args: argparse.Namespace) -> int:
     import warnings
 
     from pyprog.forecast.logged import forecast_logs
+    from pyprog.forecast.selection import PLAUSIBLE_SE
 
     _check_output("--json", args.json)
     _check_output("--plot", args.plot)
@@ -82,6 +83,15 @@ def cmd(args: argparse.Namespace) -> int:
         )
         if r.get("warning"):
             notes.append(f"{name.upper()}: {r['warning']}")
+    for name in ("nis", "nwis"):  # a choice the data barely make should not look certain
+        others = [c for c in summary[name].get("plausible") or () if c != summary[name]["model"]]
+        if others:
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            named = ", ".join(others[:3]) + more
+            print(
+                f"  {name.upper()}: the backtests do not rule out {named} (within "
+                f"{PLAUSIBLE_SE:g} s.e.); the interval reaches their forecasts"
+            )
     s = summary["safety"]
     if "error" in s:
         print(f"safety test (alpha {args.alpha:g}): no test: {s['error']}")

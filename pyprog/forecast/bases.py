@@ -20,7 +20,15 @@ import numpy as np
 
 from pyprog.utils.validation import as_float_array, check_finite, check_int
 
-__all__ = ["BASES", "MAX_DELTA", "forecast_design", "n_features", "time_basis", "time_index"]
+__all__ = [
+    "BASES",
+    "DEFAULT_D",
+    "MAX_DELTA",
+    "forecast_design",
+    "n_features",
+    "time_basis",
+    "time_index",
+]
 
 #: The available time bases.
 BASES = ("fourier", "poly", "linear")

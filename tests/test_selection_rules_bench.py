@@ -1,0 +1,40 @@
+"""bench/selection_rules.py: its rules choose among the candidates, and its plot reads its table."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.fixture(scope="module")
+def rules():
+    spec = importlib.util.spec_from_file_location("selection_rules", BENCH / "selection_rules.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("rule", ["se=1", "median=1", "median=2", "lof=0.01", "gp=1"])
+def test_choice_rules_return_a_candidates_forecast(rules, rule):
+    from pyprog.forecast import selection
+    from pyprog.forecast.forecasters import parse_forecaster
+
+    rng = np.random.default_rng(3)
+    J, lam, G, _, truths = rules.simulate(rng, rules.SHAPES["smooth step"], series=True)
+    cands = [parse_forecaster(c) for c in selection.DEFAULT_CANDIDATES]
+    for est in ("nis", "nwis"):
+        f = rules.rule_forecast(rule, est, J, lam, G, truths)
+        assert np.isclose(rules._forecasts(cands, J, lam, G, est), f, rtol=0, atol=1e-12).any()
+
+
+def test_plot_reads_the_committed_table(rules, tmp_path):
+    names, x, y = rules.plot(BENCH / "results/selection_rules/seed1.md", tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    at = dict(zip(names, zip(x, y, strict=True), strict=True))
+    assert at["se=1"] == (1.17, 1.96)  # worst of linear trend/stationary; of the drifting four
+    assert at["oracle=0"] == (1.16, 1.24) and len(names) == len(set(names)) >= 19

@@ -269,3 +269,12 @@ def test_plot_without_a_nis_model_draws_no_curve():
     fig = plot_forecast(J, {"NWIS": nwis}, delta=1, basis="auto", d=None, alpha=0.1)
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert labels and not any(label.startswith("NIS fit") for label in labels)
+
+
+def test_plot_of_a_fixed_basis_without_d_uses_the_default():
+    from pyprog.forecast.plot import plot_forecast
+
+    J = np.random.default_rng(0).normal(size=60)
+    nis = pyprog.nis_forecast(J, 1, "fourier", alpha=0.1, seed=0)
+    fig = plot_forecast(J, {"NIS": nis}, delta=1, basis="fourier", d=None, alpha=0.1)
+    assert "NIS fit (fourier(d=5))" in [line.get_label() for line in fig.axes[0].lines]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from pyprog.forecast.bases import DEFAULT_D
 from pyprog.forecast.forecasters import BasisForecaster, parse_forecaster
 from pyprog.utils.figures import save_figure
 
@@ -47,7 +48,7 @@ def plot_forecast(
     episodes = np.arange(1, n + 1)
     fc = parse_forecaster(model) if model else None
     if fc is None and basis != "auto":
-        fc = BasisForecaster(basis, d)
+        fc = BasisForecaster(basis, DEFAULT_D if d is None else d)
     if fc is not None:
         grid, curve = _curve(fc, np.asarray(estimates, dtype=np.float64), delta)
     where = n + (delta + 1) / 2

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_DELTA",
     "forecast_design",
     "n_features",
+    "resolve_d",
     "time_basis",
     "time_index",
 ]
@@ -44,6 +45,25 @@ def _check_basis(basis: str, d: int) -> int:
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}; got {basis!r}")
     return check_int("d", d, 1)
+
+
+def resolve_d(basis: str, d: int | None, what: str) -> int | None:
+    """``d`` of a fixed basis (:data:`DEFAULT_D` when None), or None for ``basis="auto"``,
+    where a given ``d`` is a ValueError (naming ``what``) rather than silently unused.
+
+    Examples
+    --------
+    >>> resolve_d("fourier", None, "nis_forecast"), resolve_d("auto", None, "nis_forecast")
+    (5, None)
+    """
+    if basis != "auto":
+        return DEFAULT_D if d is None else d
+    if d is not None:
+        raise ValueError(
+            f"{what}: d sets the features of a fixed basis; with basis='auto' the "
+            f"candidates carry their own (got d={d}; name them with candidates=[...])"
+        )
+    return None
 
 
 def n_features(basis: str = "fourier", d: int = 5) -> int:

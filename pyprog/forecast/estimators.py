@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyprog._ext.backend import kernels
-from pyprog.forecast.bases import DEFAULT_D, forecast_design, n_features
+from pyprog.forecast.bases import forecast_design, n_features, resolve_d
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 from pyprog.forecast.post_selection import selected_interval
@@ -429,25 +429,6 @@ def nwis_forecast(
     return _forecast(
         returns, ratios, delta, basis, d, candidates, alpha, n_boot, seed, "nwis_forecast"
     )
-
-
-def resolve_d(basis: str, d: int | None, what: str) -> int | None:
-    """``d`` of a fixed basis (:data:`~pyprog.forecast.bases.DEFAULT_D` when None), or None
-    for ``basis="auto"``, where a given ``d`` is a ValueError rather than silently unused.
-
-    Examples
-    --------
-    >>> resolve_d("fourier", None, "nis_forecast"), resolve_d("auto", None, "nis_forecast")
-    (5, None)
-    """
-    if basis != "auto":
-        return DEFAULT_D if d is None else d
-    if d is not None:
-        raise ValueError(
-            f"{what}: d sets the features of a fixed basis; with basis='auto' the "
-            f"candidates carry their own (got d={d}; name them with candidates=[...])"
-        )
-    return None
 
 
 def choose_forecaster(

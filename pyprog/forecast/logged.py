@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.forecast.bases import n_features
+from pyprog.forecast.bases import n_features, resolve_d
 from pyprog.forecast.estimators import (
     Forecast,
     discounted_returns,
@@ -25,7 +25,6 @@ from pyprog.forecast.estimators import (
     nis_forecast,
     nwis_forecast,
     pdis,
-    resolve_d,
 )
 from pyprog.forecast.forecasters import Forecaster, ForecastError
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pyprog.forecast.bases import DEFAULT_D
+from pyprog.forecast.bases import resolve_d
 from pyprog.forecast.forecasters import BasisForecaster, parse_forecaster
 from pyprog.utils.figures import save_figure
 
@@ -48,7 +48,7 @@ def plot_forecast(
     episodes = np.arange(1, n + 1)
     fc = parse_forecaster(model) if model else None
     if fc is None and basis != "auto":
-        fc = BasisForecaster(basis, DEFAULT_D if d is None else d)
+        fc = BasisForecaster(basis, resolve_d(basis, d, "plot_forecast"))
     if fc is not None:
         grid, curve = _curve(fc, np.asarray(estimates, dtype=np.float64), delta)
     where = n + (delta + 1) / 2

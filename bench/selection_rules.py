@@ -22,6 +22,11 @@ RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
   is dropped when an F-test of its in-sample fit to the NIS estimates ``λG`` against the
   richest basis (``fourier(d=13)``) rejects it at level A (structure it misses); the local
   forecasters are always kept;
+* ``shrink=T``: no choice, positive-part James–Stein shrinkage (James & Stein 1961) from the
+  one-SE rule's candidate ``s`` toward the best backtest ``r``:
+  ``f_s + (1 − T²/z²)₊ (f_r − f_s)`` with ``z`` the difference over its noise s.d.
+  ``ŝ‖ζ_r − ζ_s‖`` (``ŝ²`` the model-free noise variance). In the ideal two-candidate
+  problem of ``bench/selection_bound.py`` it is the rule that does best;
 * ``median=K``: the candidate whose forecast is nearest the median forecast of the candidates
   within K standard errors of the best backtest loss (the plausible set's centre);
 * ``gp=1``: empirical Bayes with a generic prior: a Gaussian process (constant + linear +
@@ -98,6 +103,10 @@ def rule_forecast(rule: str, est: str, J, lam, G, truths=None) -> float:
         return float(f[int(np.argmin(loss))])
     if kind == "lepski":
         return lepski(sel.eligible, f, y, ratios, float(value))
+    if kind == "shrink":
+        simple = int(np.argmax(_within_se(sel, losses, 1.0)))
+        rich = int(np.argmax(_within_se(sel, losses, 0.0)))
+        return shrink(sel.eligible, f, y, ratios, simple, rich, float(value))
     if kind == "median":
         plausible = f[_within_se(sel, losses, float(value))]
         return float(plausible[np.argmin(np.abs(plausible - np.median(plausible)))])
@@ -132,6 +141,18 @@ def lepski(cands, f, y, ratios, kappa: float) -> float:
         if all(abs(f[i] - f[j]) <= kappa * s * np.linalg.norm(Z[i] - Z[j]) for j in order[a + 1 :]):
             return float(f[i])
     return float(f[order[-1]])
+
+
+def shrink(cands, f, y, ratios, simple: int, rich: int, t: float) -> float:
+    """Positive-part James–Stein from the simple candidate toward the rich one:
+    ``f_s + (1 − t²/z²)₊ (f_r − f_s)``, ``z = (f_r − f_s) / (s‖ζ_r − ζ_s‖)``."""
+    if simple == rich:
+        return float(f[simple])
+    Z, _ = forecast_weights([cands[simple], cands[rich]], N, DELTA, ratios)
+    sd = math.sqrt(noise_variance(y, ratios)) * float(np.linalg.norm(Z[1] - Z[0]))
+    d = float(f[rich] - f[simple])
+    keep = max(0.0, 1.0 - (t * sd / d) ** 2) if d != 0.0 else 0.0
+    return float(f[simple] + keep * d)
 
 
 def gp_forecast(y, w, s2: float) -> float:
@@ -299,14 +320,15 @@ def plot(table: str, out: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     top = 3.0
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     ax.add_patch(plt.Rectangle((0.8, 0.8), 0.45, 0.45, color="tab:green", alpha=0.15))
-    placed: list[tuple[float, float, float]] = []  # label boxes (x, y, width), data units
+    # label boxes (x, y, width) in data units; the points themselves are obstacles too
+    placed = [(min(a, top) - 0.02, min(b, top), 0.04) for a, b in zip(x, y, strict=True)]
     for name, a, b in zip(names, x, y, strict=True):
         bound = name.startswith("oracle")
         px, py = min(a, top), min(b, top)
         ax.plot(px, py, "s" if bound else "o", color="tab:gray" if bound else "tab:blue")
         label = name + (" (off scale)" if max(a, b) > top else "")
         width = 0.03 * len(label)
-        for dy in (0.02, -0.08, 0.08, -0.14, 0.14, -0.2):  # the first place free of others
+        for dy in (0.02, -0.08, 0.08, -0.14, 0.14, -0.2, 0.2, -0.26):  # the first free place
             lx, ly = px + 0.03, py + dy
             free = (abs(ly - q) > 0.055 or lx > u + w or u > lx + width for u, q, w in placed)
             if all(free):

@@ -1,0 +1,80 @@
+"""bench/selection_bound.py: its quadrature is the risk a simulation measures, and its rules
+are ordered as they must be (a bound below what is reached, choice no better than the ideal)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+PAIR = (("linear trend", "long sinusoid (period 600)"), ("linear", "fourier(d=3)"))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("selection_bound", BENCH / "selection_bound.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def shapes(bench):
+    return {s: bench.shape_logs(s, reps=30, seed=5) for s in PAIR[0]}
+
+
+def test_fixed_candidates_have_their_closed_form_risk(bench, shapes):
+    # g ≡ 0 is always a, g ≡ 1 always b: the quadrature of D must give bias² + s²‖ζ‖²
+    (first, second), (a, b) = PAIR
+    r = bench.bound(shapes[first], shapes[second], a, b)
+    for k, name in enumerate((first, second)):
+        risk = shapes[name].fixed_risk
+        for cand in (a, b):
+            exact = np.sqrt(risk[bench.NAMES.index(cand)] / risk.min())
+            assert r["a" if cand == a else "b"][k] == pytest.approx(exact, rel=1e-6)
+
+
+def test_quadrature_matches_a_simulation(bench, shapes):
+    # the rule "b when D > 0" by quadrature and by drawing Gaussian noise on every log
+    shape, (a, b) = shapes["long sinusoid (period 600)"], PAIR[1]
+    ia, ib = bench.NAMES.index(a), bench.NAMES.index(b)
+    mean, sd = bench._mean_sd(shape, a, b)
+    D = np.arange(mean.min() - 8 * sd, mean.max() + 8 * sd, 0.005 * sd)
+    ratio = bench.Pair(shape, a, b, D).ratio((D > 0).astype(float))
+    rng = np.random.default_rng(0)
+    za, zb = bench.ZETA[ia], bench.ZETA[ib]
+    sq = []
+    for bias in shape.bias:
+        noise = rng.normal(0.0, np.sqrt(shape.s2), (4000, len(za)))
+        ea, eb = bias[ia] + noise @ za, bias[ib] + noise @ zb
+        sq.append(np.where(eb - ea > 0, eb, ea) ** 2)
+    sq = np.concatenate(sq)
+    mse, se = sq.mean(), sq.std() / np.sqrt(len(sq))
+    assert abs(ratio**2 * shape.best - mse) < 4 * se, (ratio**2 * shape.best, mse, se)
+
+
+def test_rules_are_ordered(bench, shapes):
+    (first, second), (a, b) = PAIR
+    r = bench.bound(shapes[first], shapes[second], a, b)
+    lower, reached = r["any choice"]
+    fixed = min(max(r["a"]), max(r["b"]))  # always a, or always b
+    assert lower <= reached + 1e-9  # the Bayes bound is below the best choice found
+    assert reached <= r["threshold"] + 1e-9  # a threshold is one choice rule
+    assert r["threshold"] <= fixed + 1e-9  # t = 0 and t = ∞ are thresholds
+    assert r["shrinkage"] <= max(r["b"]) + 1e-9  # t = 0 is always b
+    assert 1.0 < lower  # no rule is as good as the best fixed candidate on both shapes
+
+
+def test_committed_table_is_the_scripts_output(bench):
+    table = (BENCH / "results/selection_rules/bound.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| linear trend, long")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[1] == "linear / fourier(d=3)" and len(cells) == 7
+    lower, reached = (float(x) for x in cells[5].split("–"))
+    assert lower <= reached and float(cells[6]) < lower  # shrinkage beats any choice here

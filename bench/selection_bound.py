@@ -3,7 +3,7 @@
 The one-SE rule's forecast misses the bar (RMSE ≤ 1.25× the best fixed candidate's on every
 shape) on the long sinusoid, and the rules that meet it there miss it on the linear trend
 (``bench/selection_rules.py``). This script asks how well *any* rule could do on such a pair of
-shapes, in an idealised problem that is easier than the real one:
+shapes, in an idealised problem, easier than the real one in its noise and its choices:
 
 * two candidates only, a simple one ``a`` and a richer one ``b`` (say ``linear`` and
   ``fourier(d=3)``), and two drift shapes of ``tests/selection_montecarlo.py``, one where
@@ -32,7 +32,7 @@ rule is an integral over D, computed here by quadrature: given D, the simple for
 
 Ratios are RMSE over the best fixed candidate's among all of ``DEFAULT_CANDIDATES`` on that
 shape (bias² + noise, exact), as in the Monte Carlo. Run:
-``python bench/selection_bound.py [REPS [SEED]]`` (400 logs per shape by default, about 10 s);
+``python bench/selection_bound.py [REPS [SEED]]`` (400 logs per shape by default, about 20 s);
 the table is in ``bench/results/selection_rules/bound.md``.
 """
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -138,9 +139,13 @@ class Pair:
         return np.mean(self.dens * (2.0 * D * self.cm + D**2), axis=0) / self.best
 
 
-def bound(first: Shape, second: Shape, a: str, b: str) -> dict[str, float]:
-    """The ideal rules' RMSE ratios on two shapes (module docstring): the fixed candidates'
-    on each, and the worse of the two for the best threshold, choice and shrinkage."""
+def bound(first: Shape, second: Shape, a: str, b: str) -> dict[str, Any]:
+    """The ideal rules' RMSE ratios on two shapes (module docstring).
+
+    Returns ``{"a": (r1, r2), "b": (r1, r2)}`` (the fixed candidates' ratios on each shape),
+    ``"threshold"`` and ``"shrinkage"`` (the best rule's worse ratio of the two) and
+    ``"any choice": (lower bound, reached)``.
+    """
     (m1, sd1), (m2, sd2) = _mean_sd(first, a, b), _mean_sd(second, a, b)
     sd = min(sd1, sd2)
     lo = min(m1.min() - TAIL * sd1, m2.min() - TAIL * sd2)

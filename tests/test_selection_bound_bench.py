@@ -58,6 +58,19 @@ def test_quadrature_matches_a_simulation(bench, shapes):
     assert abs(ratio**2 * shape.best - mse) < 4 * se, (ratio**2 * shape.best, mse, se)
 
 
+def test_excess_is_what_choosing_b_adds(bench, shapes):
+    # ratio(A)² = ratio(∅)² + Σ_{D∈A} excess(D) for any set A: the weighted risk is linear in
+    # the set, so the pointwise Bayes set minimises it and the lower bound is one
+    (first, _), (a, b) = PAIR
+    mean, sd = bench._mean_sd(shapes[first], a, b)
+    D = np.arange(mean.min() - 8 * sd, mean.max() + 8 * sd, 0.01 * sd)
+    pair = bench.Pair(shapes[first], a, b, D)
+    base = pair.ratio(np.zeros_like(D)) ** 2
+    for seed in range(3):
+        A = np.random.default_rng(seed).random(len(D)) < 0.5
+        assert pair.ratio(A.astype(float)) ** 2 == pytest.approx(base + pair.excess()[A].sum())
+
+
 def test_rules_are_ordered(bench, shapes):
     (first, second), (a, b) = PAIR
     r = bench.bound(shapes[first], shapes[second], a, b)

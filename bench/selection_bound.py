@@ -3,7 +3,8 @@
 The one-SE rule's forecast misses the bar (RMSE ≤ 1.25× the best fixed candidate's on every
 shape) on the long sinusoid, and the rules that meet it there miss it on the linear trend
 (``bench/selection_rules.py``). This script asks how well *any* rule could do on such a pair of
-shapes, in an idealised problem, easier than the real one in its noise and its choices:
+shapes, in an idealised problem: easier than the real one in its noise and its candidates,
+though its rule sees less than a whole log:
 
 * two candidates only, a simple one ``a`` and a richer one ``b`` (say ``linear`` and
   ``fourier(d=3)``), and two drift shapes of ``tests/selection_montecarlo.py``, one where
@@ -25,8 +26,9 @@ rule is an integral over D, computed here by quadrature: given D, the simple for
   density-weighted excess risk of choosing ``b`` at D, ``R_s`` its best fixed candidate's
   risk) minimises ``w·r₁² + (1 − w)·r₂²`` (``r_s`` the RMSE ratios). So
   ``max_w min_A (w·r₁² + (1 − w)·r₂²)`` is a lower bound on what any rule that decides from
-  D can reach on the worse shape (randomised rules included), and the best ``A_w`` reaches
-  it: both are printed. Such a rule knows the two shapes; one that sees only a log does not;
+  D can reach on the worse shape (randomised rules included), and the best ``A_w`` comes
+  close to it: both are printed. Such a rule knows the two shapes; one that sees only a log
+  does not;
 * **shrinkage**: ``f_a + (1 − t²/D²)₊·D`` (positive-part James–Stein), the best t: a
   forecast between the two, which the bar allows (it is on the point forecast).
 
@@ -169,8 +171,10 @@ def bound(first: Shape, second: Shape, a: str, b: str) -> dict[str, Any]:
         reached = min(reached, max(r1, r2))
         lower = max(lower, float(np.sqrt(w * r1**2 + (1.0 - w) * r2**2)))
     res["any choice"] = (lower, reached)
-    with np.errstate(divide="ignore"):
-        res["shrinkage"] = min(worst(np.maximum(0.0, 1.0 - t**2 / D**2)) for t in ts)
+    safe = np.where(D == 0.0, 1.0, D)  # at D = 0 the shrunk step g·D is 0 whatever g is
+    res["shrinkage"] = min(
+        worst(np.where(D == 0.0, 0.0, np.maximum(0.0, 1.0 - t**2 / safe**2))) for t in ts
+    )
     return res
 
 

@@ -26,7 +26,8 @@ RMSE of the best fixed candidate in hindsight, for NIS and NWIS. Rules:
   one-SE rule's candidate ``s`` toward the best backtest ``r``:
   ``f_s + (1 − T²/z²)₊ (f_r − f_s)`` with ``z`` the difference over its noise s.d.
   ``ŝ‖ζ_r − ζ_s‖`` (``ŝ²`` the model-free noise variance). In the ideal two-candidate
-  problem of ``bench/selection_bound.py`` it is the rule that does best;
+  problem of ``bench/selection_bound.py`` it beats every choice on four of the six pairs of
+  shapes, the binding one among them;
 * ``median=K``: the candidate whose forecast is nearest the median forecast of the candidates
   within K standard errors of the best backtest loss (the plausible set's centre);
 * ``gp=1``: empirical Bayes with a generic prior: a Gaussian process (constant + linear +

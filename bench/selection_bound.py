@@ -121,7 +121,7 @@ class Pair:
         ia = NAMES.index(a)
         mean, sd = _mean_sd(shape, a, b)
         za, dz = ZETA[ia], ZETA[NAMES.index(b)] - ZETA[ia]
-        va, vd, c = (shape.s2 * float(u @ v) for u, v in ((za, za), (dz, dz), (za, dz)))
+        va, c, vd = shape.s2 * float(za @ za), shape.s2 * float(za @ dz), sd**2
         self.D, self.best = D, shape.best
         u = (D[None, :] - mean[:, None]) / sd
         self.dens = np.exp(-0.5 * u**2) * (D[1] - D[0]) / (sd * np.sqrt(2 * np.pi))

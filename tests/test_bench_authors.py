@@ -1,18 +1,16 @@
 """bench/authors.py: the authors' options for pyprog's settings, finding their code, skipping."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from bench_scripts import load
 
 from pyprog.learn.hyperparams import paper_hyper
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("bench_authors", ROOT / "bench" / "authors.py")
-authors = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(authors)
+authors = load("bench_authors", "authors")
 
 
 def options(argv):

@@ -3,24 +3,16 @@ are ordered as they must be (a bound below what is reached, choice no better tha
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bench_scripts import BENCH, load
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
 PAIR = (("linear trend", "long sinusoid (period 600)"), ("linear", "fourier(d=3)"))
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("selection_bound", BENCH / "selection_bound.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
+    return load("selection_bound")
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from bench_scripts import BENCH, load
 
 
 @pytest.fixture(scope="module")
 def rules():
-    spec = importlib.util.spec_from_file_location("selection_rules", BENCH / "selection_rules.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("selection_rules")
 
 
 @pytest.mark.parametrize("rule", ["se=1", "median=1", "median=2", "lof=0.01", "gp=1"])

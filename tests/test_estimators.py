@@ -149,7 +149,7 @@ class TestNWIS:
         lam = np.zeros(20)
         lam[[2, 9]] = 1.0
         with pytest.raises(ForecastError, match=r"rank-deficient .*\(2 of 20 episodes"):
-            nwis_forecast(np.ones(20), lam, d=3)
+            nwis_forecast(np.ones(20), lam, basis="fourier", d=3)
         assert issubclass(ForecastError, ValueError)
 
 
@@ -242,7 +242,7 @@ class TestBadInput:
     @pytest.mark.parametrize("d", [0, -2, 2.5, True])
     def test_d(self, d):
         with pytest.raises(ValueError, match="d must be an integer >= 1"):
-            nis_forecast(np.ones(10), d=d)
+            nis_forecast(np.ones(10), basis="fourier", d=d)
 
     def test_delta(self):
         with pytest.raises(ValueError, match="delta must be an integer >= 1"):
@@ -252,7 +252,7 @@ class TestBadInput:
         with pytest.raises(
             ValueError, match=r"at least as many episodes as basis features: got 4 episodes for 5"
         ):
-            nis_forecast(np.ones(4), d=5)
+            nis_forecast(np.ones(4), basis="fourier", d=5)
         with pytest.raises(ValueError, match="got 1 episodes for 2 features"):
             nwis_forecast([1.0], [1.0], basis="linear")
 
@@ -265,7 +265,7 @@ class TestBadInput:
 
     def test_negative_ratios(self):
         with pytest.raises(ValueError, match=r"ratios must be >= 0; got -1.0 at episode 3"):
-            nwis_forecast(np.ones(5), [1, 1, 1, -1.0, 1], d=2)
+            nwis_forecast(np.ones(5), [1, 1, 1, -1.0, 1], basis="fourier", d=2)
 
     def test_non_numeric(self):
         with pytest.raises(ValueError, match=r"J_hat must be an array of (real )?numbers"):

@@ -76,7 +76,9 @@ class TestMemory:
             logs.log_pi, logs.log_beta, logs.rewards, logs.mask, **opts, seed=1
         )
         assert got.safety.low == pytest.approx(test.low, rel=1e-10)
-        assert got.nis.value == pytest.approx(pyprog.nis_forecast(J, delta=3, d=3).value)
+        assert got.nis.value == pytest.approx(
+            pyprog.nis_forecast(J, delta=3, basis="fourier", d=3).value
+        )
 
     def test_episodes_longer_than_the_padding_bound_still_forecast(self, tmp_path, monkeypatch):
         monkeypatch.setattr("pyprog.forecast.logs.MAX_PADDED_CELLS", 4)

@@ -247,7 +247,7 @@ class TestExtremeWeights:
         f, w, dfdy, dfdw, _ = K.wls_forecast(phi, np.full(20, 1e303), np.full(20, 1e6), phi_star)
         assert f == pytest.approx(1e6) and np.isfinite(dfdy).all() and np.isfinite(dfdw).all()
         assert pyprog.nwis_forecast(
-            np.full(20, 1e6), np.full(20, 1e303), d=1
+            np.full(20, 1e6), np.full(20, 1e303), basis="fourier", d=1
         ).value == pytest.approx(1e6)
 
     @pytest.mark.parametrize("scale", [1e-315, 1e-200, 1e200, 1e300])
@@ -275,7 +275,7 @@ class TestExtremeWeights:
     def test_unrepresentable_gradient_is_a_forecast_error(self):
         ratios = np.full(20, 1e-320) * np.linspace(1, 2, 20)
         with pytest.raises(ForecastError, match=r"float64|ill-conditioned"):
-            pyprog.nwis_forecast(np.arange(20.0), ratios, d=2)
+            pyprog.nwis_forecast(np.arange(20.0), ratios, basis="fourier", d=2)
 
 
 # --------------------------------------------------------------------------- the store
@@ -663,9 +663,9 @@ class TestInputValidation:
     )
     def test_non_real_arrays_are_refused_by_name(self, value):
         with pytest.raises(ValueError, match="J_hat must be an array of real numbers"):
-            pyprog.nis_forecast(value, d=2)
+            pyprog.nis_forecast(value, basis="fourier", d=2)
         with pytest.raises(ValueError, match="ratios must be an array of real numbers"):
-            pyprog.nwis_forecast(np.ones(10), value, d=2)
+            pyprog.nwis_forecast(np.ones(10), value, basis="fourier", d=2)
         with pytest.raises(ValueError, match="rewards must be an array of real numbers"):
             pyprog.pdis(np.zeros((1, 10)), np.zeros((1, 10)), [value])
 

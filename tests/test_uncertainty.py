@@ -173,9 +173,11 @@ class TestErrors:
 
     def test_no_more_episodes_than_features(self):
         with pytest.raises(ValueError, match="d: a confidence interval needs more episodes"):
-            pyprog.nis_forecast(np.arange(5.0), d=5, alpha=0.1)
+            pyprog.nis_forecast(np.arange(5.0), basis="fourier", d=5, alpha=0.1)
         with pytest.raises(ValueError, match="got 5 for 5"):  # weight 0 does not count
-            pyprog.nwis_forecast(np.arange(9.0), [1, 1, 0, 1, 0, 0, 1, 1, 0.0], d=5, alpha=0.1)
+            pyprog.nwis_forecast(
+                np.arange(9.0), [1, 1, 0, 1, 0, 0, 1, 1, 0.0], basis="fourier", d=5, alpha=0.1
+            )
 
 
 class TestCoverage:

@@ -61,7 +61,8 @@ def resolve_d(basis: str, d: int | None, what: str) -> int | None:
     if d is not None:
         raise ValueError(
             f"{what}: d sets the features of a fixed basis; with basis='auto' the "
-            f"candidates carry their own (got d={d}; name them with candidates=[...])"
+            f"candidates carry their own (got d={d}; for a fixed basis name it, e.g. "
+            f"basis='fourier', d={d}; or name the candidates with candidates=[...])"
         )
     return None
 

@@ -291,7 +291,7 @@ def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> n
 def nis_forecast(
     J_hat,
     delta: int = 1,
-    basis: str = "fourier",
+    basis: str = "auto",
     d: int | None = None,
     *,
     alpha: float | None = None,
@@ -310,10 +310,12 @@ def nis_forecast(
         Past estimates of the policy's performance, oldest first (e.g. ``pdis(...).J``).
     delta : int >= 1
         Forecast horizon (episodes); the target is the mean of the next ``delta``.
-    basis : {"fourier", "poly", "linear", "auto"}
-        A fixed time basis, or ``"auto"``: choose the forecaster (a basis and its ``d``, a
-        window mean or an exponentially weighted mean) by rolling-origin backtests of
-        ``J_hat`` (:func:`pyprog.forecast.selection.select_forecaster`).
+    basis : {"auto", "fourier", "poly", "linear"}
+        ``"auto"`` (the default): choose the forecaster (a basis and its ``d``, a window
+        mean or an exponentially weighted mean) by rolling-origin backtests of ``J_hat``
+        (:func:`pyprog.forecast.selection.select_forecaster`); it needs
+        :func:`~pyprog.forecast.selection.min_episodes_auto` episodes. Or a fixed time
+        basis of the paper, with ``d`` features.
     d : int >= 1, optional
         Number of features of a fixed basis (at most N; default 5). Not with
         ``basis="auto"``, whose candidates carry their own (a ValueError says so).
@@ -366,7 +368,7 @@ def nwis_forecast(
     returns,
     ratios,
     delta: int = 1,
-    basis: str = "fourier",
+    basis: str = "auto",
     d: int | None = None,
     *,
     alpha: float | None = None,
@@ -412,7 +414,7 @@ def nwis_forecast(
     --------
     >>> import numpy as np
     >>> G, lam = np.array([1.0, 3.0, 2.0]), np.array([1.0, 0.0, 3.0])
-    >>> nwis_forecast(G, lam, d=1).value  # d = 1: weighted importance sampling
+    >>> nwis_forecast(G, lam, basis="fourier", d=1).value  # d = 1: weighted IS
     1.75
     >>> rng = np.random.default_rng(0)
     >>> G, lam = rng.normal(1.0, 0.5, 200), rng.exponential(1.0, 200)

@@ -81,7 +81,7 @@ def safety_test(
     mask=None,
     *,
     delta: int,
-    basis: str,
+    basis: str = "auto",
     d: int | None = None,
     alpha: float,
     gamma: float = 1.0,
@@ -108,8 +108,8 @@ def safety_test(
     mask : array_like of {0, 1}, shape (N, H), optional
     delta : int >= 1
         Horizon: the test is about the mean of the next ``delta`` episodes.
-    basis : {"fourier", "poly", "linear", "auto"}
-        ``"auto"``: the forecaster of D is chosen by rolling-origin backtests
+    basis : {"auto", "fourier", "poly", "linear"}
+        ``"auto"`` (the default): the forecaster of D is chosen by rolling-origin backtests
         (:func:`pyprog.select_forecaster`) and the bound repeats the choice in every
         bootstrap replicate (:func:`pyprog.forecast.post_selection.selected_interval`).
     d : int >= 1, optional
@@ -174,7 +174,7 @@ def difference_safety_test(
     differences,
     *,
     delta: int,
-    basis: str,
+    basis: str = "auto",
     d: int | None = None,
     alpha: float,
     n_boot: int = 2000,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,9 +63,9 @@ def _per_episode(logs: Logs, gamma: float, clip: float):
             if found is None:
                 raise
             i, t = block[int(found[1])], int(found[2])
-            line = logs.line_of_row(int(logs.starts[i]) + t)
+            where = logs.where(int(logs.starts[i]) + t)
             what = str(exc).replace(found[0], f"at episode {logs.episode_ids[i]}, step {t}")
-            raise LogFormatError(f"{logs.path}, line {line}: {what}") from None
+            raise LogFormatError(f"{where}: {what}") from None
         G[block] = discounted_returns(rewards, mask, gamma)
         lo = hi
     return J, lam, G
@@ -75,7 +75,7 @@ def _per_episode(logs: Logs, gamma: float, clip: float):
 class LogForecast:
     """What :func:`forecast_logs` found: both forecasts, the safety test and their inputs."""
 
-    #: The file read.
+    #: The file read, or what the logs were built from (e.g. ``"arrays"``).
     path: str
     #: Number of logged episodes N.
     episodes: int
@@ -159,9 +159,15 @@ def forecast_logs(
 
     Parameters
     ----------
-    logs : path or Logs
-        A CSV file of logged steps (see :mod:`pyprog.forecast.logs` for its columns), or
-        what :func:`~pyprog.forecast.logs.read_logs` returned.
+    logs : path, pandas.DataFrame, dict of arrays, or Logs
+        A CSV file of logged steps (see :mod:`pyprog.forecast.logs` for its columns); a
+        DataFrame or a dict of 1-D arrays with the same columns (``reward``, ``log_pi``,
+        ``log_beta``, optionally ``episode`` and ``step``; without ``episode`` each row is
+        an episode of one step; see :meth:`Logs.from_frame
+        <pyprog.forecast.logs.Logs.from_frame>`); or a
+        :class:`~pyprog.forecast.logs.Logs` from :func:`~pyprog.forecast.logs.read_logs`,
+        :meth:`Logs.from_arrays <pyprog.forecast.logs.Logs.from_arrays>` or a reader of
+        :mod:`pyprog.forecast.readers`.
     delta : int >= 1
         Forecast the mean over the next ``delta`` episodes.
     basis : {"auto", "fourier", "poly", "linear"}
@@ -217,13 +223,15 @@ def forecast_logs(
     if candidates is not None:  # with a fixed basis: choose_forecaster's ValueError
         candidates = parse_candidates(candidates)
     d = resolve_d(basis, d, "forecast_logs")  # before any work
-    if not isinstance(logs, Logs):
+    if isinstance(logs, Mapping) or hasattr(logs, "columns"):  # a dict of arrays, a DataFrame
+        logs = Logs.from_frame(logs, source="logs")
+    elif not isinstance(logs, Logs):
         logs = read_logs(logs)
     if basis == "auto":
         need = min_episodes_auto(delta)
         if logs.episodes < need:
             raise LogFormatError(
-                f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
+                f"{logs.where(-1)}, column 'episode': only "
                 f"{logs.episodes} episode(s); basis='auto' needs at least {need} for "
                 f"delta={delta} (its backtests)"
             )
@@ -231,7 +239,7 @@ def forecast_logs(
         k = n_features(basis, d)
         if logs.episodes <= k:
             raise LogFormatError(
-                f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
+                f"{logs.where(-1)}, column 'episode': only "
                 f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
                 "features; an interval needs more episodes than features (use a smaller d)"
             )

@@ -99,6 +99,13 @@ class Logs:
     path: str
     #: Number of data rows (steps) in the file.
     rows: int
+    #: Time of each episode (its first step), shape (N,), nondecreasing: float64 numbers or
+    #: ``datetime64[ns]`` in UTC; None when the log has no times. The forecasts do not use
+    #: it yet (they take the episodes as equally spaced in play order).
+    timestamps: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: Whether :attr:`path` is a file whose lines :meth:`line_of_row` can count (False
+    #: for logs built from arrays, where ``path`` names their source).
+    from_file: bool = field(default=True, repr=False)
 
     @property
     def episodes(self) -> int:
@@ -118,6 +125,57 @@ class Logs:
     def line_of_row(self, row: int) -> int:
         """Line of the file holding data row ``row`` (0-based; -1 for the last)."""
         return int(_line_numbers(self.path, np.array([row % self.rows]))[0])
+
+    def where(self, row: int) -> str:
+        """Where data row ``row`` (0-based; -1 for the last) came from, for messages.
+
+        ``"logs.csv, line 12"`` for a file; ``"OBP bandit feedback, row 11 (episode 7)"``
+        for logs built from arrays.
+        """
+        if self.from_file:
+            return f"{self.path}, line {self.line_of_row(row)}"
+        row = row % self.rows
+        episode = int(np.searchsorted(self.starts, row, side="right")) - 1
+        return f"{self.path}, row {row} (episode {self.episode_ids[episode]})"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        reward,
+        log_pi,
+        log_beta,
+        *,
+        mask=None,
+        episode=None,
+        timestamp=None,
+        source: str = "arrays",
+    ) -> Logs:
+        """Logs from arrays: one step per episode, flat steps with episode ids, or padded.
+
+        See :func:`pyprog.forecast.arrays.logs_from_arrays` for the parameters, the checks
+        and an example.
+        """
+        from pyprog.forecast.arrays import logs_from_arrays
+
+        return logs_from_arrays(
+            reward,
+            log_pi,
+            log_beta,
+            mask=mask,
+            episode=episode,
+            timestamp=timestamp,
+            source=source,
+        )
+
+    @classmethod
+    def from_frame(cls, frame, *, timestamp: str | None = None, source: str = "frame") -> Logs:
+        """Logs from a pandas DataFrame (or a dict of columns) with the CSV file's columns.
+
+        See :func:`pyprog.forecast.arrays.logs_from_frame` for the columns and an example.
+        """
+        from pyprog.forecast.arrays import logs_from_frame
+
+        return logs_from_frame(frame, timestamp=timestamp, source=source)
 
     def padded(self, episodes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(log_pi, log_beta, rewards, mask)`` of some episodes, padded to (n, h).

@@ -1,0 +1,346 @@
+"""Logged episodes from arrays and DataFrames: what :meth:`Logs.from_arrays` and
+:meth:`Logs.from_frame` run, and what the readers of :mod:`pyprog.forecast.readers` end in.
+
+The same log as a CSV file (:mod:`pyprog.forecast.logs`), in one of three forms:
+
+* **one step per episode** (a bandit log): 1-D ``reward``, ``log_pi``, ``log_beta`` of
+  shape (N,);
+* **flat steps**: 1-D arrays of shape (rows,) with an ``episode`` id per step, the rows of
+  an episode contiguous and in step order, episodes in play order (the CSV file's layout);
+* **padded**: 2-D arrays of shape (N, H) with a ``mask`` (1 for a real step, then 0 for
+  padding), the layout of :func:`pyprog.pdis`.
+
+Checks, each naming the argument (or column) and the first bad position: equal lengths,
+finite rewards, ``log_beta`` finite and <= 0, ``log_pi`` <= 0 and not NaN, episodes
+contiguous, timestamps nondecreasing. A ``log_pi`` of −inf (the policy to evaluate never
+takes the logged action) is stored as :data:`LOG_PROB_FLOOR`, since the estimators take
+finite log-probabilities: the importance ratio is then about 1e-300 instead of 0.
+
+Timestamps (optional, one per episode; for flat steps, one per step and the episode keeps
+its first step's) are numbers (float64) or dates: ``datetime64``, Python ``datetime`` or
+pandas timestamps. Dates with a time zone are converted to UTC and stored as naive
+``datetime64[ns]`` in UTC; naive dates are taken as they are. The forecasts do not use
+them yet.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+
+import numpy as np
+
+from pyprog.forecast.logs import LogFormatError, Logs
+
+__all__ = ["LOG_PROB_FLOOR", "as_timestamps", "logs_from_arrays", "logs_from_frame"]
+
+#: What a log-probability of −inf is stored as: log of the smallest normal float64 (≈ −708.4).
+LOG_PROB_FLOOR = float(np.log(np.finfo(np.float64).tiny))
+
+
+def _fail(source: str, name: str, what: str) -> LogFormatError:
+    return LogFormatError(f"{source}: {name!r}: {what}")
+
+
+def as_timestamps(values, name: str = "timestamp", source: str = "arrays") -> np.ndarray:
+    """Times as float64 numbers or UTC ``datetime64[ns]`` (see the module docstring).
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        Numbers, ``datetime64``, Python ``datetime`` objects or pandas timestamps (a
+        Series or DatetimeIndex, with or without a time zone).
+    name, source : str
+        For error messages.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> jst = dt.timezone(dt.timedelta(hours=9))
+    >>> as_timestamps([dt.datetime(2019, 11, 24, 9, 0, tzinfo=jst)])
+    array(['2019-11-24T00:00:00.000000000'], dtype='datetime64[ns]')
+    """
+    tz = getattr(getattr(values, "dt", values), "tz", None)  # pandas Series / DatetimeIndex
+    if tz is not None:
+        values = getattr(values, "dt", values).tz_convert("UTC")
+        values = getattr(values, "dt", values).tz_localize(None)
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise _fail(source, name, f"must be 1-D, one time per episode; got shape {arr.shape}")
+    if arr.dtype.kind == "M":
+        return arr.astype("datetime64[ns]")
+    if arr.dtype.kind in "biuf":
+        out = arr.astype(np.float64)
+        if not np.isfinite(out).all():
+            i = int(np.flatnonzero(~np.isfinite(out))[0])
+            raise _fail(source, name, f"{out[i]} at position {i}; times must be finite")
+        return out
+    if arr.dtype.kind == "O" and all(isinstance(v, _dt.datetime) for v in arr):
+        utc = [
+            v if v.tzinfo is None else v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+            for v in arr
+        ]
+        return np.array(utc, dtype="datetime64[ns]")
+    raise _fail(
+        source,
+        name,
+        f"times must be numbers or dates (datetime64, datetime, pandas); got dtype {arr.dtype}",
+    )
+
+
+def _vector(source: str, name: str, values, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise _fail(source, name, f"must be numbers ({exc})") from None
+    if arr.ndim not in ndim:
+        want = " or ".join(f"{d}-D" for d in ndim)
+        raise _fail(source, name, f"must be {want}; got shape {arr.shape}")
+    return arr
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_log_probs(source: str, log_pi: np.ndarray, log_beta: np.ndarray) -> np.ndarray:
+    """log_pi with −inf floored; LogFormatError naming the first bad value."""
+    for name, arr in (("log_pi", log_pi), ("log_beta", log_beta)):
+        bad = np.isnan(arr) | (arr == np.inf)
+        if name == "log_beta":
+            bad |= arr == -np.inf
+        if bad.any():
+            i = _first(bad)
+            why = (
+                "the logged action had probability 0 under the behaviour policy"
+                if name == "log_beta" and arr[i] == -np.inf
+                else "not a log-probability"
+            )
+            raise _fail(source, name, f"{arr[i]} at row {i} ({why})")
+        if (arr > 0).any():
+            i = _first(arr > 0)
+            hint = ""
+            if ((arr > 0) & (arr <= 1) | (arr == 0)).all():
+                hint = "; these look like probabilities: pass their logarithms (np.log)"
+            raise _fail(
+                source,
+                name,
+                f"{arr[i]:g} at row {i} is a log-probability > 0 (a probability > 1){hint}",
+            )
+    return np.where(log_pi == -np.inf, LOG_PROB_FLOOR, log_pi)
+
+
+def logs_from_arrays(
+    reward,
+    log_pi,
+    log_beta,
+    *,
+    mask=None,
+    episode=None,
+    timestamp=None,
+    source: str = "arrays",
+) -> Logs:
+    """Logs from arrays, checked as the CSV reader checks a file.
+
+    Parameters
+    ----------
+    reward, log_pi, log_beta : array_like, shape (N,), (rows,) or (N, H)
+        The reward of each step and the log-probabilities of its logged action under the
+        policy to evaluate (π) and the behaviour policy (β). 1-D without ``episode``: one
+        step per episode; 1-D with ``episode``: flat steps; 2-D: padded episodes.
+    mask : array_like, shape (N, H), optional
+        With 2-D arrays: 1 for each real step, 0 for padding after the episode's last step
+        (default: all steps are real).
+    episode : array_like of int, shape (rows,), optional
+        With 1-D arrays: the episode id of each step (as the CSV's ``episode`` column).
+    timestamp : array_like, shape (N,) (or (rows,) with ``episode``), optional
+        Time of each episode (of each step with ``episode``: the episode keeps its first
+        step's), nondecreasing; see the module docstring for the types.
+    source : str
+        What the arrays are, for error messages (e.g. ``"OBP bandit feedback"``).
+
+    Returns
+    -------
+    Logs
+        With ``from_file=False`` and ``path=source``.
+
+    Raises
+    ------
+    LogFormatError
+        (a ``ValueError``) naming the argument: mismatched shapes, a value that is not a
+        number, a non-finite reward, a log-probability > 0, a NaN, ``log_beta`` = −inf, an
+        episode whose steps are not contiguous, a mask that is not 1s then 0s, or times that
+        go back.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> logs = Logs.from_arrays([1.0, 0.0, 1.0], np.log([0.5, 0.2, 0.5]), np.log([0.25] * 3))
+    >>> logs.episodes, logs.lengths.tolist()
+    (3, [1, 1, 1])
+    >>> flat = Logs.from_arrays([1.0, 2.0, 0.5], [-0.5, -0.1, -0.2], [-0.7] * 3,
+    ...                         episode=[7, 7, 8])
+    >>> flat.lengths.tolist(), flat.rewards.tolist()
+    ([2, 1], [[1.0, 2.0], [0.5, 0.0]])
+    """
+    r = _vector(source, "reward", reward, (1, 2))
+    lp = _vector(source, "log_pi", log_pi, (r.ndim,))
+    lb = _vector(source, "log_beta", log_beta, (r.ndim,))
+    for name, arr in (("log_pi", lp), ("log_beta", lb)):
+        if arr.shape != r.shape:
+            raise _fail(source, name, f"shape {arr.shape} differs from reward's {r.shape}")
+    if r.size == 0:
+        raise _fail(source, "reward", "no steps")
+    if r.ndim == 2:
+        if episode is not None:
+            raise _fail(source, "episode", "only with 1-D arrays; 2-D arrays are padded (N, H)")
+        m = np.ones(r.shape) if mask is None else _vector(source, "mask", mask, (2,))
+        if m.shape != r.shape:
+            raise _fail(source, "mask", f"shape {m.shape} differs from reward's {r.shape}")
+        if not np.isin(m, (0.0, 1.0)).all():
+            raise _fail(source, "mask", "must hold only 0 and 1")
+        lengths = m.sum(axis=1).astype(np.int64)
+        prefix = np.arange(r.shape[1]) < lengths[:, None]
+        if (prefix != (m == 1)).any() or (lengths == 0).any():
+            i = _first(((prefix != (m == 1)).any(axis=1)) | (lengths == 0))
+            raise _fail(source, "mask", f"episode {i} is not 1s then 0s with at least one 1")
+        keep = m == 1
+        r, lp, lb = r[keep], lp[keep], lb[keep]  # row-major: episode by episode
+        ids = np.arange(len(lengths), dtype=np.int64)
+        first_rows = None
+    else:
+        if mask is not None:
+            raise _fail(source, "mask", "only with 2-D (padded) arrays")
+        if episode is None:
+            lengths = np.ones(len(r), dtype=np.int64)
+            ids = np.arange(len(r), dtype=np.int64)
+            first_rows = None
+        else:
+            ep = np.asarray(episode)
+            if ep.shape != r.shape:
+                raise _fail(source, "episode", f"shape {ep.shape} differs from reward's {r.shape}")
+            if ep.dtype.kind not in "iu":
+                epf = _vector(source, "episode", ep)
+                if not (np.isfinite(epf).all() and (epf == np.round(epf)).all()):
+                    raise _fail(source, "episode", "ids must be integers")
+                ep = epf.astype(np.int64)
+            new = np.ones(len(ep), dtype=bool)
+            new[1:] = ep[1:] != ep[:-1]
+            first_rows = np.flatnonzero(new)
+            ids = ep[first_rows].astype(np.int64)
+            if len(np.unique(ids)) != len(ids):
+                _, counts = np.unique(ids, return_counts=True)
+                again = np.unique(ids)[counts > 1][0]
+                raise _fail(
+                    source,
+                    "episode",
+                    f"episode {again} appears again after other episodes; the steps of an "
+                    "episode must be contiguous, in play order",
+                )
+            lengths = np.diff(np.append(first_rows, len(ep))).astype(np.int64)
+    if not np.isfinite(r).all():
+        i = _first(~np.isfinite(r))
+        raise _fail(source, "reward", f"{r[i]} at row {i}; rewards must be finite")
+    lp = _check_log_probs(source, lp, lb)
+    times = None
+    if timestamp is not None:
+        times = as_timestamps(timestamp, "timestamp", source)
+        if first_rows is not None and len(times) == len(r):
+            times = times[first_rows]
+        if len(times) != len(lengths):
+            raise _fail(
+                source,
+                "timestamp",
+                f"{len(times)} times for {len(lengths)} episodes"
+                + (f" ({len(r)} steps)" if first_rows is not None else ""),
+            )
+        back = times[1:] < times[:-1]
+        if back.any():
+            i = _first(back) + 1
+            raise _fail(
+                source,
+                "timestamp",
+                f"episode {i} is earlier than episode {i - 1}; episodes must be in play "
+                "order (sort them by time first)",
+            )
+    steps = np.ascontiguousarray(np.column_stack([lp, lb, r]))
+    return Logs(ids, lengths, steps, source, len(r), timestamps=times, from_file=False)
+
+
+def logs_from_frame(frame, *, timestamp: str | None = None, source: str = "frame") -> Logs:
+    """Logs from a pandas DataFrame, or a dict of 1-D arrays, with the CSV file's columns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or Mapping of str to array_like
+        Columns ``reward``, ``log_pi``, ``log_beta`` (required), ``episode`` (optional: flat
+        steps, else one step per episode) and ``step`` (optional: checked to go up by 1
+        within an episode); other columns are ignored. pandas is not needed for a dict.
+    timestamp : str, optional
+        The column holding each step's time (see :func:`logs_from_arrays`).
+    source : str
+        What the frame is, for error messages.
+
+    Returns
+    -------
+    Logs
+
+    Raises
+    ------
+    LogFormatError
+        A missing column (named), or any error of :func:`logs_from_arrays`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"episode": [0, 0, 1], "step": [0, 1, 0],
+    ...                       "reward": [1.0, 2.0, 0.5], "log_pi": [-0.5, -0.1, -0.2],
+    ...                       "log_beta": [-0.7, -0.7, -0.7]})
+    >>> logs = Logs.from_frame(frame)
+    >>> logs.episodes, logs.rewards.tolist()
+    (2, [[1.0, 2.0], [0.5, 0.0]])
+    """
+    if not (isinstance(frame, Mapping) or hasattr(frame, "columns")):
+        raise _fail(
+            source,
+            "frame",
+            f"expected a pandas DataFrame or a dict of columns; got {type(frame).__name__}",
+        )
+    names = list(frame.columns) if hasattr(frame, "columns") else list(frame)
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise _fail(source, str(dup), "the column appears twice")
+    for name in ("reward", "log_pi", "log_beta") + ((timestamp,) if timestamp else ()):
+        if name not in names:
+            raise _fail(
+                source, name, f"missing column (the frame has {', '.join(map(str, names))})"
+            )
+
+    def column(name):
+        values = frame[name]
+        return values if name == timestamp else np.asarray(values)
+
+    episode = column("episode") if "episode" in names else None
+    if "step" in names:
+        if episode is None:
+            raise _fail(source, "step", "a step column needs an episode column")
+        step = _vector(source, "step", column("step"))
+        same = np.asarray(episode)[1:] == np.asarray(episode)[:-1]
+        jump = same & (step[1:] != step[:-1] + 1)
+        if jump.any():
+            i = _first(jump) + 1
+            raise _fail(
+                source, "step", f"{step[i]:g} at row {i}: steps must increase by 1 in an episode"
+            )
+    return logs_from_arrays(
+        column("reward"),
+        column("log_pi"),
+        column("log_beta"),
+        episode=episode,
+        timestamp=None if timestamp is None else column(timestamp),
+        source=source,
+    )

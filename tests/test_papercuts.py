@@ -1,0 +1,73 @@
+"""Issue 34, item 4: papercuts a new user met. One test (at least) per papercut."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pyprog._ext.backend import missing_kernels_message, shadowed_install, source_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- importing pyprog from inside its source folder after a non-editable install ---------------
+
+
+def test_the_missing_kernels_message_says_the_source_folder_shadows_the_install(tmp_path):
+    message = missing_kernels_message(
+        "No module named 'pyprog._ext._kernels'",
+        source=tmp_path / "src",
+        installed=tmp_path / "site" / "pyprog",
+    )
+    assert "shadows the installed pyprog" in message
+    assert str(tmp_path / "site") in message
+    assert "another folder" in message and "pip install -e ." in message
+    assert "Reinstall with a C compiler" not in message
+
+
+def _source_tree_without_kernels(root: Path) -> Path:
+    src = root / "src"
+    shutil.copytree(
+        ROOT / "pyprog",
+        src / "pyprog",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c", "*.html"),
+    )
+    for name in ("setup.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, src / name)
+    return src
+
+
+def test_source_and_shadowed_install_are_found(tmp_path):
+    src = _source_tree_without_kernels(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pyprog").symlink_to(ROOT / "pyprog")  # the worktree's package has the kernels
+    assert source_tree(src / "pyprog") == src
+    assert source_tree(site / "pyprog") is None
+    if not list((ROOT / "pyprog" / "_ext").glob("_kernels.*.so")):
+        pytest.skip("the kernels are not built in this checkout")
+    assert shadowed_install(src / "pyprog", [str(src), str(site)]) == site / "pyprog"
+    assert shadowed_install(src / "pyprog", [str(src)]) is None
+
+
+def test_importing_from_the_source_folder_says_what_happened_and_what_to_do(tmp_path):
+    """Simulated: a source tree without the built kernels ahead of an installed copy."""
+    if not list((ROOT / "pyprog" / "_ext").glob("_kernels.*.so")):
+        pytest.skip("the kernels are not built in this checkout")
+    src = _source_tree_without_kernels(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pyprog").symlink_to(ROOT / "pyprog")
+    env = {**os.environ, "PYTHONPATH": str(site), "PYPROG_PURE_PYTHON": ""}
+    code = "import warnings; warnings.simplefilter('always'); import pyprog; print(pyprog.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=src
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().startswith(str(src))
+    assert "shadows the installed pyprog" in done.stderr
+    assert "pip install -e ." in done.stderr
+    assert "Reinstall with a C compiler" not in done.stderr

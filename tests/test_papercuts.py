@@ -6,9 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
+import numpy as np
 import pytest
+from gymnasium import spaces
 
+import pyprog
 from pyprog._ext.backend import missing_kernels_message, shadowed_install, source_tree
+from pyprog.cli.main import main
+from pyprog.runner.adapter import observation_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,3 +77,48 @@ def test_importing_from_the_source_folder_says_what_happened_and_what_to_do(tmp_
     assert "shadows the installed pyprog" in done.stderr
     assert "pip install -e ." in done.stderr
     assert "Reinstall with a C compiler" not in done.stderr
+
+
+# --- a Tuple observation space suggests FlattenObservation --------------------------------------
+
+
+class TupleObs(gym.Env):
+    """A two-step environment whose observations are a Tuple (Discrete, Box)."""
+
+    observation_space = spaces.Tuple(
+        (spaces.Discrete(3), spaces.Box(-1.0, 1.0, (2,), dtype=np.float64))
+    )
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return (0, np.zeros(2)), {}
+
+    def step(self, action):
+        self.t += 1
+        return (self.t % 3, np.full(2, 0.5)), float(action), self.t >= 2, False, {}
+
+
+def test_a_tuple_observation_space_suggests_flatten_observation():
+    env = TupleObs()
+    with pytest.raises(ValueError, match=r"gymnasium\.wrappers\.FlattenObservation"):
+        observation_encoder(env.observation_space)
+    # and the suggestion works
+    result = pyprog.run(gym.wrappers.FlattenObservation(env), "onpg", seed=0, episodes=3, horizon=2)
+    assert result.returns.shape == (3,)
+
+
+# --- pyprog info reports NS-Gym and MuJoCo -------------------------------------------------------
+
+
+def test_info_reports_ns_gym_and_mujoco(capsys, monkeypatch):
+    from pyprog.cli import info
+
+    assert main(["info"]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert {"ns-gym", "mujoco"} <= rows.keys()
+    monkeypatch.setattr(info, "_package_version", lambda name, module=None: "9.9")
+    assert main(["info"]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["ns-gym"] == "9.9" and rows["mujoco"] == "9.9"

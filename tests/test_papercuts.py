@@ -122,3 +122,40 @@ def test_info_reports_ns_gym_and_mujoco(capsys, monkeypatch):
     assert main(["info"]) == 0
     rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
     assert rows["ns-gym"] == "9.9" and rows["mujoco"] == "9.9"
+
+
+# --- a run that fails before any run finished leaves no files ------------------------------------
+
+STRING_REWARD_ENV = """
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+
+class StrReward(gym.Env):
+    observation_space = spaces.Box(-1.0, 1.0, (2,), dtype=np.float64)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2), {}
+
+    def step(self, action):
+        return np.zeros(2), "1.0", True, False, {}
+
+
+def make():
+    return gym.wrappers.TimeLimit(StrReward(), 3)
+"""
+
+
+def test_a_run_whose_every_run_fails_leaves_no_files(tmp_path, monkeypatch, capsys):
+    """Issue 34: a string reward left results.csv and an empty runs.sqlite."""
+    (tmp_path / "str_reward_env.py").write_text(STRING_REWARD_ENV)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out" / "nested"
+    args = ["run", "--env", "str_reward_env:make", "--algo", "onpg", "--seeds", "2"]
+    assert main([*args, "--episodes", "2", "--jobs", "1", "--quiet", "--out", str(out)]) == 2
+    assert "the reward must be a real number" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -1,5 +1,6 @@
 """Issue 34, item 4: papercuts a new user met. One test (at least) per papercut."""
 
+import csv
 import os
 import shutil
 import subprocess
@@ -159,3 +160,42 @@ def test_a_run_whose_every_run_fails_leaves_no_files(tmp_path, monkeypatch, caps
     assert main([*args, "--episodes", "2", "--jobs", "1", "--quiet", "--out", str(out)]) == 2
     assert "the reward must be a real number" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+# --- CLI: errors in the options' names; one algorithm's table ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--d", "7"], "(got --d 7; name them with --candidates)"),
+        (
+            ["--basis", "poly", "--candidates", "linear"],
+            "--candidates is only used with --basis auto",
+        ),
+        (["--seed", "-1"], "--seed must be an integer >= 0; got -1"),
+        (["--candidates", "window(k=x)"], "named like 'fourier(d=9)'"),
+    ],
+)
+def test_forecast_errors_name_the_options_not_the_parameters(tmp_path, capsys, args, message):
+    from forecast_montecarlo import safety_episodes
+    from test_logs import write_logs
+
+    episodes = safety_episodes(np.random.default_rng(0), 60, future_diff=0.2)
+    path = write_logs(tmp_path / "logs.csv", *episodes)
+    assert main(["forecast", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "candidates=[" not in err and "basis='" not in err and "numpy.random" not in err
+
+
+def test_one_algorithm_without_regret_shows_mean_returns_not_regret_against_itself(
+    tmp_path, capsys
+):
+    """Issue 34: `-2.22e-17 ± 0.29`, a surrogate regret of ONPG against ONPG."""
+    args = ["run", "--env", "CartPole-v1", "--algo", "onpg", "--seeds", "2", "--episodes", "3"]
+    assert main([*args, "--jobs", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "CartPole-v1: mean return" in out and "surrogate regret" not in out
+    row = next(csv.DictReader(open(tmp_path / "regret.csv")))
+    assert row["metric"] == "mean return" and float(row["mean"]) > 0  # CartPole pays 1 per step

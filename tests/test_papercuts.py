@@ -1,6 +1,7 @@
 """Issue 34, item 4: papercuts a new user met. One test (at least) per papercut."""
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -199,3 +200,61 @@ def test_one_algorithm_without_regret_shows_mean_returns_not_regret_against_itse
     assert "CartPole-v1: mean return" in out and "surrogate regret" not in out
     row = next(csv.DictReader(open(tmp_path / "regret.csv")))
     assert row["metric"] == "mean return" and float(row["mean"]) > 0  # CartPole pays 1 per step
+
+
+def _run(tmp_path, *extra, algo="pro-wls", seeds="2"):
+    args = ["run", "--env", "reco", "--algo", algo, "--speed", "1", "--seeds", seeds]
+    return main(
+        [*args, "--episodes", "8", "--jobs", "1", "--quiet", "--out", str(tmp_path), *extra]
+    )
+
+
+def test_hyper_takes_inline_json(tmp_path):
+    assert _run(tmp_path, "--hyper", '{"lr": 0.02, "delta": 2, "inner_steps": 4}') == 0
+    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
+    assert {json.loads(r["hyper"])["lr"] for r in rows} == {0.02}
+
+
+@pytest.mark.parametrize(
+    "algo, hyper, message",
+    [
+        ("pro-wls", '{"lr": 0.01, "basis": "auto", "d": 5}', '"d" sets the features of a fixed'),
+        ("onpg", '{"lr": 0.01, "basis": "poly"}', "onpg do(es) not forecast"),
+        ("pro-wls,onpg", '{"lr": 0.01, "d": 4}', "--algo pro-ols,pro-wls"),
+    ],
+)
+def test_settings_keys_that_would_be_unused_are_errors(tmp_path, capsys, algo, hyper, message):
+    assert _run(tmp_path, "--hyper", hyper, algo=algo) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pyprog run: error: --hyper: ") and message in err
+    assert not tmp_path.joinpath("runs.sqlite").exists()
+
+
+def test_sweep_basis_for_onpg_alone_is_an_error(tmp_path, capsys):
+    args = ["sweep", "--env", "reco", "--algo", "onpg", "--speeds", "1", "--basis", "auto"]
+    assert main([*args, "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert "--basis would be unused" in capsys.readouterr().err
+
+
+def test_results_note_says_which_runs_results_csv_holds_and_explains_skipped(tmp_path, capsys):
+    assert _run(tmp_path, algo="pro-ols", seeds="1") == 0
+    capsys.readouterr()
+    assert _run(tmp_path, "--hyper", '{"lr": 0.01, "d": 7}', algo="pro-ols") == 0
+    out = capsys.readouterr().out
+    assert "results.csv holds the 2 run(s) of this command" in out
+    assert "the store holds 1 other run(s) too" in out
+    assert "skipped_updates / skipped_steps (results.csv)" in out  # d = 7 > 8 episodes: skips
+    assert "for want of a forecast" in out
+    assert len(list(csv.DictReader(open(tmp_path / "results.csv")))) == 2
+
+
+def test_best_says_which_setting_won(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    args = ["sweep", "--env", "reco", "--algo", "onpg", "--speeds", "1", "--settings", "2"]
+    args += ["--seeds", "2", "--episodes", "6", "--jobs", "1", "--quiet", "--store", str(store)]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(["best", "--store", str(store), "--json", str(tmp_path / "b.json")]) == 0
+    won = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  won: setting ")]
+    chosen = json.loads((tmp_path / "b.json").read_text())["reco"]["onpg"]["1"]
+    assert len(won) == 1 and f"lr={chosen['lr']:.4g}, delta={chosen['delta']}," in won[0]

@@ -258,3 +258,19 @@ def test_best_says_which_setting_won(tmp_path, capsys):
     won = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  won: setting ")]
     chosen = json.loads((tmp_path / "b.json").read_text())["reco"]["onpg"]["1"]
     assert len(won) == 1 and f"lr={chosen['lr']:.4g}, delta={chosen['delta']}," in won[0]
+
+
+# --- docs: every name of pyprog.__all__ has an entry in the API reference -----------------------
+
+
+def test_every_public_name_is_in_the_api_reference():
+    """Issue 34: forecast_logs, LogForecast, select_forecaster, ... had no entry."""
+    import re
+
+    documented = set()
+    for page in (ROOT / "docs" / "api").glob("*.rst"):
+        text = page.read_text()
+        if ".. currentmodule:: pyprog\n" in text:
+            documented |= set(re.findall(r"^\.\. auto\w+:: (\w+)$", text, flags=re.M))
+    missing = sorted(set(pyprog.__all__) - documented - {"__version__"})
+    assert missing == []

@@ -274,3 +274,16 @@ def test_every_public_name_is_in_the_api_reference():
             documented |= set(re.findall(r"^\.\. auto\w+:: (\w+)$", text, flags=re.M))
     missing = sorted(set(pyprog.__all__) - documented - {"__version__"})
     assert missing == []
+
+
+def test_guides_have_a_section_sidebar_and_code_blocks_that_wrap():
+    """Each guide was a top-level section of its own, so the PyData theme's section sidebar
+    was empty; code blocks cut long lines off out of sight at 1280 px."""
+    index = (ROOT / "docs" / "guides" / "index.md").read_text()
+    toc = index.split("```{toctree}", 1)[1].split("```", 1)[0].split()
+    guides = {p.stem for p in (ROOT / "docs" / "guides").glob("*.md")} - {"index"}
+    assert guides <= set(toc)
+    assert "guides/index" in (ROOT / "docs" / "index.rst").read_text()
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    assert 'html_css_files = ["pyprog.css"]' in conf and "_link_api_names" in conf
+    assert "white-space: pre-wrap" in (ROOT / "docs" / "_static" / "pyprog.css").read_text()

@@ -287,3 +287,25 @@ def test_guides_have_a_section_sidebar_and_code_blocks_that_wrap():
     conf = (ROOT / "docs" / "conf.py").read_text()
     assert 'html_css_files = ["pyprog.css"]' in conf and "_link_api_names" in conf
     assert "white-space: pre-wrap" in (ROOT / "docs" / "_static" / "pyprog.css").read_text()
+
+
+# --- README: one install line with every extra; timings as ranges, quiet and loaded -------------
+
+
+def test_readme_has_one_install_line_with_every_extra_and_timings_quiet_and_loaded():
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    (dev,) = extras["dev"]  # "pyprog[test,docs,lint]"
+    covered = {"dev", *dev.split("[")[1].rstrip("]").split(",")}
+    (line,) = [ln for ln in readme.splitlines() if ln.startswith('pip install -e ".[dev')]
+    given = set(line.split('".[')[1].split("]")[0].split(","))
+    covered |= given | {x for e in given for x in ("diabetes", "dask") if e == "all"}
+    assert set(extras) - covered <= {"all", "diabetes"}  # all = diabetes (empty) + dask
+    assert "simglucose==0.2.11" in line
+    for command in ("pyprog reproduce --quick", "&& pytest"):
+        comment = readme.split(command)[0].rsplit("\n# ", 1)[1]
+        assert "quiet" in comment and "loaded" in comment, comment

@@ -309,3 +309,20 @@ def test_readme_has_one_install_line_with_every_extra_and_timings_quiet_and_load
     for command in ("pyprog reproduce --quick", "&& pytest"):
         comment = readme.split(command)[0].rsplit("\n# ", 1)[1]
         assert "quiet" in comment and "loaded" in comment, comment
+
+
+# --- figures: the legend and its "bands: ±1 s.e." note cover no curve ---------------------------
+
+
+def test_learning_curves_legend_is_outside_the_axes():
+    from pyprog.paper.figures import plot_learning_curves
+
+    rng = np.random.default_rng(0)
+    returns = {a: rng.normal(size=(3, 200)) for a in ("pro-ols", "pro-wls", "onpg", "ftrl-pg")}
+    fig = plot_learning_curves(returns, "NS-Diabetes, speed 4", optimal=np.ones(200))
+    fig.canvas.draw()
+    ax, legend = fig.axes[0], fig.axes[0].get_legend()
+    axes_box, legend_box = ax.get_window_extent(), legend.get_window_extent()
+    assert legend_box.x0 >= axes_box.x1  # to the right of the axes: over no curve
+    assert fig.get_window_extent().x1 >= legend_box.x1  # and inside the figure
+    assert legend.get_title().get_text().startswith("bands: ± 1 standard error")

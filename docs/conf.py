@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import types
 from typing import ClassVar
 
+from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 from sphinx.util import logging
 
@@ -163,7 +165,8 @@ sphinx_gallery_conf = {
 # -- HTML ---------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"pyprog {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["pyprog.css"]
 html_theme_options = {
     "navbar_start": ["navbar-logo"],
     "logo": {"text": f"pyprog {version}"},
@@ -254,7 +257,42 @@ def _check_module_list(app, config):
         )
 
 
+_CALL = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(\(.*\))?$", re.S)
+
+
+def _link_api_names(app, doctree, docname):
+    """In the guides, an inline literal that names a documented object links to its entry.
+
+    ``pyprog.learn.learners.Learner``, ``forecast_logs``, ``Hyper(basis="auto")``: a full
+    ``pyprog.`` path, or a name of ``pyprog.__all__`` (``run`` only as a call, ``run(...)``:
+    alone it is usually the ``pyprog run`` command). Written in the guides as plain code, so
+    they read the same on GitHub.
+    """
+    if not docname.startswith("guides/"):
+        return
+    objects = app.env.get_domain("py").objects
+    for node in list(doctree.findall(nodes.literal)):
+        if isinstance(node.parent, nodes.reference):
+            continue
+        match = _CALL.match(node.astext().strip())
+        if match is None:
+            continue
+        name, called = match["name"], match.group(2) is not None
+        if not name.startswith("pyprog."):
+            if name not in pyprog.__all__ or (name == "run" and not called):
+                continue
+            name = f"pyprog.{name}"
+        entry = objects.get(name)
+        if entry is None:
+            continue
+        uri = f"{app.builder.get_relative_uri(docname, entry.docname)}#{entry.node_id}"
+        ref = nodes.reference("", "", internal=True, refuri=uri, reftitle=name)
+        ref += node.deepcopy()
+        node.replace_self(ref)
+
+
 def setup(app):
+    app.connect("doctree-resolved", _link_api_names)
     directives.register_directive("pyprog-layer", PyprogLayer)
     app.connect("config-inited", _check_module_list)
     app.connect("autodoc-skip-member", _skip_type_aliases)

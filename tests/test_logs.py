@@ -173,7 +173,10 @@ class TestForecastCommand:
         [
             (["--candidates", "linear,window(k=x)"], "candidates: a forecaster is named like"),
             (["--candidates", " , "], "candidates must name at least one forecaster"),
-            (["--basis", "poly", "--candidates", "linear"], "only used with basis='auto'"),
+            (
+                ["--basis", "poly", "--candidates", "linear"],
+                "--candidates is only used with --basis auto",
+            ),
         ],
     )
     def test_bad_candidates(self, tmp_path, episodes, capsys, args, message):
@@ -199,7 +202,7 @@ class TestForecastCommand:
         "args, message",
         [
             (["--alpha", "1.5"], "alpha must be a number in (0, 1)"),
-            (["--n-boot", "10"], "n_boot must be an integer >= 100"),
+            (["--n-boot", "10"], "--n-boot must be an integer >= 100"),
             (["--clip", "0"], "clip must be a number > 0"),
             (["--delta", "0"], "delta must be an integer >= 1"),
         ],
@@ -215,7 +218,7 @@ class TestForecastCommand:
         path = write_logs(tmp_path / "logs.csv", *episodes)
         assert main(["forecast", str(path), "--d", "7"]) == 2
         err = capsys.readouterr().err
-        assert "d sets the features of a fixed basis" in err and "got d=7" in err
+        assert "--d sets the features of a fixed basis" in err and "got --d 7" in err
         with pytest.raises(ValueError, match="forecast_logs: d sets the features"):
             pyprog.forecast_logs(path, d=3)
         for basis, d in (("auto", None), ("poly", 5)):

@@ -117,7 +117,7 @@ class TestMemory:
     @pytest.mark.parametrize(
         "argv, message",
         [
-            (["--n-boot", str(10**9)], "n_boot must be an integer >= 100 and <= 1000000"),
+            (["--n-boot", str(10**9)], "--n-boot must be an integer >= 100 and <= 1000000"),
             ([], "no end of line in the first"),
         ],
     )

@@ -409,7 +409,8 @@ class TestBest:
         assert f"best settings written to {out}" in captured.err
         printed = captured.out
         lines = best_table_lines(printed)
-        assert len(lines) == 4 and printed.splitlines() == lines  # the table and nothing else
+        assert len(lines) == 4 and printed.splitlines()[::2] == lines  # the table, each line
+        assert all(ln.startswith("  won: setting ") for ln in printed.splitlines()[1::2])
         with ResultStore(path, readonly=True) as store:
             rows = store.rows()
         means = mean_by_setting(rows, lambda r: r.regret)

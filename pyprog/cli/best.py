@@ -10,7 +10,22 @@ import sys
 
 from pyprog.cli.common import speed_label
 
-__all__ = ["add_parser", "cmd"]
+__all__ = ["add_parser", "cmd", "setting_text"]
+
+#: The keys of a setting that ``pyprog sweep`` draws (then the policy's), in this order.
+SHOWN = ("lr", "delta", "inner_steps", "entropy_lambda", "clip", "basis", "d", "hidden")
+
+
+def setting_text(hyper: dict) -> str:
+    """The keys a sweep varies, as ``lr=0.0031, delta=3, ...`` (the JSON has every key).
+
+    Examples
+    --------
+    >>> setting_text({"lr": 0.003123, "delta": 3, "basis": "fourier", "d": 5, "hidden": None})
+    'lr=0.003123, delta=3, basis=fourier, d=5'
+    """
+    shown = [(k, hyper[k]) for k in SHOWN if hyper.get(k) is not None]
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown)
 
 
 def cmd(args: argparse.Namespace) -> int:
@@ -38,6 +53,7 @@ def cmd(args: argparse.Namespace) -> int:
             f"best of {r['settings']} settings{left_out})",
             file=table_to,
         )
+        print(f"  won: setting {r['setting_hash'][:10]}: {setting_text(r['hyper'])}", file=table_to)
     if args.json == "-":
         sys.stdout.write(text)
     elif args.json is not None:

@@ -3,14 +3,16 @@
 The arguments ``run`` and ``sweep`` both take (:func:`add_grid_arguments`) and their
 parsing and bounds (:func:`parse_envs`, :func:`parse_speeds`, :func:`check_counts`); a tqdm
 progress bar driven by ``progress(done, total)`` (:func:`progress_bar`); the regret table as
-text (:func:`format_table`, :func:`speed_label`); and the one-line notice before numba
-compiles the patient model (:func:`say_if_compiling`).
+text (:func:`format_table`, :func:`speed_label`); the one-line notice before numba
+compiles the patient model (:func:`say_if_compiling`); and library errors reworded with the
+command's option names (:func:`cli_message`).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from pyprog.learn.hyperparams import DTYPES
 __all__ = [
     "add_grid_arguments",
     "check_counts",
+    "cli_message",
     "format_table",
     "parse_envs",
     "parse_speeds",
@@ -29,6 +32,51 @@ __all__ = [
     "say_if_compiling",
     "speed_label",
 ]
+
+
+def cli_message(
+    message: str,
+    options: dict[str, str],
+    prefixes: tuple[str, ...] = (),
+    phrases: dict[str, str] | None = None,
+) -> str:
+    """A library error as a command-line user reads it: parameter names become the
+    command's option names (``candidates=[...]`` → ``--candidates``, ``basis='auto'`` →
+    ``--basis auto``, ``n_boot must`` → ``--n-boot must``).
+
+    Parameters
+    ----------
+    message : str
+        The library's message (e.g. of a ValueError).
+    options : dict of str to str
+        Parameter name → option, e.g. ``{"n_boot": "--n-boot"}``.
+    prefixes : tuple of str
+        Function names the library puts in front (``"forecast_logs: "``), dropped.
+    phrases : dict of str to str, optional
+        Text that only a Python caller can use, replaced as is (e.g. ``"None, an integer
+        >= 0 or a numpy.random.Generator"`` → ``"an integer >= 0"``).
+
+    Examples
+    --------
+    >>> opts = {"candidates": "--candidates", "basis": "--basis", "d": "--d"}
+    >>> cli_message("nis_forecast: candidates is only used with basis='auto'; got "
+    ...             "basis='poly'", opts, ("nis_forecast",))
+    '--candidates is only used with --basis auto; got --basis poly'
+    >>> cli_message("d sets the features (got d=7; name them with candidates=[...])", opts)
+    '--d sets the features (got --d 7; name them with --candidates)'
+    """
+    for prefix in prefixes:
+        if message.startswith(f"{prefix}: "):
+            message = message[len(prefix) + 2 :]
+    for phrase, replacement in (phrases or {}).items():
+        message = message.replace(phrase, replacement)
+    for name, option in options.items():
+        n = re.escape(name)
+        message = re.sub(rf"\b{n}=\[\.\.\.\]", option, message)
+        message = re.sub(rf"\b{n}='([^']*)'", rf"{option} \1", message)
+        message = re.sub(rf"(?<![\w(-]){n}=([^\s;,)]+)", rf"{option} \1", message)
+        message = re.sub(rf"(^|; ){n}(?=[ :])", rf"\1{option}", message)
+    return message
 
 
 def format_table(table: list[dict]) -> str:

@@ -9,7 +9,25 @@ from __future__ import annotations
 import argparse
 import os
 
-__all__ = ["add_parser", "cmd"]
+__all__ = ["OPTION_NAMES", "add_parser", "cmd"]
+
+#: forecast_logs' parameters → this command's options (errors are printed in the latter),
+#: and the function names the library's messages start with.
+OPTION_NAMES = (
+    {
+        "candidates": "--candidates",
+        "basis": "--basis",
+        "d": "--d",
+        "delta": "--delta",
+        "gamma": "--gamma",
+        "clip": "--clip",
+        "alpha": "--alpha",
+        "n_boot": "--n-boot",
+        "seed": "--seed",
+    },
+    ("forecast_logs", "nis_forecast", "nwis_forecast", "select_forecaster"),
+    {"None, an integer >= 0 or a numpy.random.Generator": "an integer >= 0"},
+)
 
 
 def _split(candidates: str | None) -> list[str] | None:
@@ -159,4 +177,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
     fc.add_argument("--plot", default=None, help="write the figure to this PNG file")
-    fc.set_defaults(func=cmd)
+    fc.set_defaults(func=cmd, option_names=OPTION_NAMES)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pyprog._version import __version__
 from pyprog.cli import best, forecast, info, reproduce, run, sweep
+from pyprog.cli.common import cli_message
 
 __all__ = ["build_parser", "main"]
 
@@ -52,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except ValueError as exc:
-        print(f"pyprog {args.command}: error: {exc}", file=sys.stderr)
+        # in the words of the command line: its options' names, not the library's parameters
+        message = cli_message(str(exc), *getattr(args, "option_names", ({}, ())))
+        print(f"pyprog {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -1,7 +1,7 @@
 """``pyprog run``: learners on environments over speeds and seeds, and the regret table.
 
-Every (env, algo, speed, seed) runs with the paper's settings or ``--hyper`` (a JSON file,
-read by :func:`load_hyper`); finished runs are committed to the result store
+Every (env, algo, speed, seed) runs with the paper's settings or ``--hyper`` (inline JSON
+or a JSON file, read by :func:`load_hyper`); finished runs are committed to the result store
 ``OUT/runs.sqlite`` as they end, and ``OUT/results.csv`` and ``OUT/regret.csv`` are exported
 from it.
 """
@@ -24,19 +24,37 @@ from pyprog.cli.common import (
 __all__ = ["add_parser", "cmd"]
 
 
-def load_hyper(text: str | None):
-    """--hyper: None, "paper", or the contents of a JSON file (a ValueError naming it)."""
+def load_hyper(text: str | None, algos: list[str] | None = None):
+    """--hyper: None, "paper", inline JSON (``'{"lr": 0.01}'``) or the contents of a JSON
+    file (a ValueError naming it). A one-setting JSON is checked for keys that would be
+    unused by ``algos`` (:func:`~pyprog.learn.hyperparams.check_written_setting`)."""
     if text is None or text == "paper":
         return text
     import json
 
+    from pyprog.learn.hyperparams import check_written_setting, is_settings_table
+
+    inline = text.lstrip().startswith("{")
     try:
-        with open(text) as fh:
-            return json.load(fh)
+        if inline:
+            hyper = json.loads(text)
+        else:
+            with open(text) as fh:
+                hyper = json.load(fh)
     except OSError as exc:
-        raise ValueError(f"--hyper must be 'paper' or a JSON file: {exc}") from None
+        raise ValueError(
+            f"--hyper must be 'paper' or a JSON file (or inline JSON, '{{\"lr\": 0.01}}'): {exc}"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"--hyper {text!r} is not valid JSON: {exc}") from None
+        what = "inline JSON" if inline else repr(text)
+        raise ValueError(f"--hyper {what} is not valid JSON: {exc}") from None
+    if not isinstance(hyper, dict):
+        raise ValueError(f"--hyper must hold a JSON object; got {type(hyper).__name__}")
+    if not is_settings_table(
+        hyper
+    ):  # one setting, as the user wrote it (a table is pyprog's output)
+        check_written_setting(hyper, algos or [], "--hyper")
+    return hyper
 
 
 def cmd(args: argparse.Namespace) -> int:
@@ -59,7 +77,7 @@ def cmd(args: argparse.Namespace) -> int:
         seeds,
         args.out,
         episodes=args.episodes,
-        hyper=load_hyper(args.hyper),
+        hyper=load_hyper(args.hyper, algos),
         jobs=args.jobs,
         progress=None if args.quiet else progress_bar("pyprog run"),
         horizon=args.horizon,
@@ -68,11 +86,32 @@ def cmd(args: argparse.Namespace) -> int:
     table = regret_table(runs)
     print(format_table(table))
     regret_csv = grid.write_regret_table(table, args.out)
-    print(
-        f"results: {args.out}/results.csv ({len(runs)} runs; returns in {args.out}/"
-        f"{grid.STORE_NAME}), table: {regret_csv}"
-    )
+    print(results_note(runs, args.out, grid.STORE_NAME, regret_csv))
     return 0
+
+
+def results_note(runs, out, store_name: str, regret_csv) -> str:
+    """What ``results.csv`` holds (this command's runs, not the whole store), where the
+    returns are, and what its ``skipped_updates`` / ``skipped_steps`` columns count."""
+    from pyprog.results import ResultStore
+
+    with ResultStore(f"{out}/{store_name}", readonly=True) as store:
+        stored = len(store)
+    others = stored - len(runs)
+    rest = f"; the store holds {others} other run(s) too" if others > 0 else ""
+    lines = [
+        f"results: {out}/results.csv holds the {len(runs)} run(s) of this command (returns in "
+        f"{out}/{store_name}{rest}), table: {regret_csv}"
+    ]
+    skipping = sum(1 for r in runs if r.skipped_updates)
+    if skipping:
+        lines.append(
+            f"skipped_updates / skipped_steps (results.csv): {skipping} of {len(runs)} run(s) "
+            "skipped updates (and their inner steps) for want of a forecast: too few episodes "
+            "yet for the basis, or a rank-deficient weighted fit. Normal early in a run; many "
+            "mean the learner hardly learned"
+        )
+    return "\n".join(lines)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -89,10 +128,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--hyper",
         default=None,
-        help="a JSON file: one setting, or a table {env: {algo: {speed: setting}}} as "
-        "`pyprog best --json` writes; 'paper' for the authors' settings (built-in envs, speeds "
-        "0-4). Default: the paper's settings on built-in envs, pyprog's default setting "
-        "elsewhere, of which a one-setting file may change single keys",
+        help='inline JSON (\'{"lr": 0.01, "basis": "auto"}\') or a JSON file: one '
+        "setting, or a table {env: {algo: {speed: setting}}} as `pyprog best --json` writes; "
+        "'paper' for the authors' settings (built-in envs, speeds 0-4). Default: the paper's "
+        "settings on built-in envs, pyprog's default setting elsewhere, of which one setting "
+        'may change single keys. "d" with "basis": "auto", or a forecast key (basis, d, '
+        "select_every) for onpg or ftrl-pg, is an error: it would be unused",
     )
     run.add_argument(
         "--horizon",

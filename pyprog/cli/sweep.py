@@ -23,12 +23,17 @@ __all__ = ["add_parser", "cmd"]
 
 def cmd(args: argparse.Namespace) -> int:
     from pyprog.experiments import grid, sweep
-    from pyprog.learn.hyperparams import check_algo
+    from pyprog.learn.hyperparams import FORECASTING, check_algo
 
     envs = parse_envs(args.env)
     algos = grid.parse_list(args.algo, "--algo", check_algo)
     speeds = parse_speeds(args.speeds, "--speeds")
     seeds = grid.parse_seeds(args.seeds)
+    if args.basis != "fourier" and not set(algos) & set(FORECASTING):
+        raise ValueError(
+            f"--basis sets the forecast of {' and '.join(FORECASTING)}; {', '.join(algos)} "
+            "do(es) not forecast, so --basis would be unused: drop it"
+        )
     if args.settings < 1:
         raise ValueError(f"--settings must be >= 1; got {args.settings}")
     check_counts(args)

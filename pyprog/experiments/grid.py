@@ -386,9 +386,13 @@ def run_grid(
     try:
         run_tasks(tasks, out / STORE_NAME, name=GRID_TAG, jobs=jobs, progress=progress)
     except RunsFailedError:
-        # the other runs finished: results.csv shows them; the failures are in the error
-        with ResultStore(out / STORE_NAME) as store:
-            export_results(store, out, tasks)
+        # the other runs finished: results.csv shows them; the failures are in the error.
+        # If none finished (e.g. every run met a string reward), leave no files behind.
+        if new_store:
+            _remove_if_no_runs(out / STORE_NAME, created)
+        if (out / STORE_NAME).exists():
+            with ResultStore(out / STORE_NAME) as store:
+                export_results(store, out, tasks)
         raise
     except KeyboardInterrupt:
         # results.csv shows what finished (the store holds it whatever happens)

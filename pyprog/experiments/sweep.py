@@ -203,7 +203,8 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
     rows : list of dict
         One per (env, algo, speed): ``metric``, ``mean``, ``se``, ``seeds`` (of every
         compared setting), ``episodes``, ``settings`` (how many were compared),
-        ``left_out`` (how many were not) and ``setting_hash``.
+        ``left_out`` (how many were not), ``setting_hash`` and ``hyper`` (the winning
+        setting).
     """
     with ResultStore(store_path, readonly=True) as store:
         lengths = store.lengths(sweep=sweep)
@@ -291,5 +292,6 @@ def _best_of_group(
                 "left_out": left_out.get(algo, 0),
                 "setting_hash": key[1],
                 "episodes": by_setting[key][0].episodes,
+                "hyper": hyper,
             }
         )

@@ -12,7 +12,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_DTYPE",
     "DTYPES",
     "ENVS",
+    "FORECASTING",
+    "FORECAST_KEYS",
     "MAX_INNER_STEPS",
     "MAX_LR",
     "OPTIMIZERS",
@@ -33,14 +35,20 @@ __all__ = [
     "Hyper",
     "check_algo",
     "check_env",
+    "check_written_setting",
     "default_hyper",
     "hyper_from_table",
+    "is_settings_table",
     "paper_hyper",
 ]
 
 #: Environment names, as used by :func:`pyprog.run` and the CLI.
 #: Algorithm names: the two Prognosticator variants and the two baselines.
 ALGOS = ("pro-ols", "pro-wls", "onpg", "ftrl-pg")
+#: The learners that forecast; ONPG and FTRL-PG ascend past estimates, not a forecast.
+FORECASTING = ("pro-ols", "pro-wls")
+#: The keys of a setting that only a forecasting learner uses.
+FORECAST_KEYS = ("basis", "d", "select_every")
 #: The paper's speeds of non-stationarity (0 = stationary).
 SPEEDS = (0, 1, 2, 3, 4)
 #: Optimisers of :mod:`pyprog.learn.optim`.
@@ -296,7 +304,49 @@ def default_hyper(algo: str, gauss_std: float | None = None) -> Hyper:
     return Hyper(**values)
 
 
-def _is_table(value: Any) -> bool:
+def check_written_setting(values: Mapping[str, Any], algos: Sequence[str], what: str) -> None:
+    """Refuse keys of a hand-written setting that would be silently unused.
+
+    A setting that pyprog wrote (a stored run's ``hyper``, ``pyprog best --json``) holds
+    every key; one a user writes holds the keys they mean to set. Two of those would have no
+    effect, as ``pyprog forecast`` refuses ``--d`` with ``--basis auto``: ``d`` with
+    ``"basis": "auto"`` (the backtests choose the forecaster and its ``d``), and a forecast
+    key (:data:`FORECAST_KEYS`) for a learner that does not forecast (ONPG, FTRL-PG).
+
+    Parameters
+    ----------
+    values : mapping
+        The setting as written.
+    algos : sequence of str
+        The learners it is for.
+    what : str
+        How the setting was given, for the message (e.g. ``"--hyper"``).
+
+    Examples
+    --------
+    >>> check_written_setting({"lr": 0.01, "basis": "auto"}, ["pro-wls"], "--hyper")
+    >>> check_written_setting({"basis": "poly"}, ["onpg"], "--hyper")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --hyper: "basis" set(s) the forecast of pro-ols and pro-wls; onpg do(es) not ...
+    """
+    if values.get("basis") == "auto" and "d" in values:
+        raise ValueError(
+            f'{what}: "d" sets the features of a fixed basis; with "basis": "auto" the learner '
+            'chooses its forecaster (and its d) by backtests: drop "d", or name a fixed basis'
+        )
+    given = [k for k in FORECAST_KEYS if k in values]
+    idle = [a for a in algos if a not in FORECASTING]
+    if given and idle:
+        keys = ", ".join(f'"{k}"' for k in given)
+        raise ValueError(
+            f"{what}: {keys} set(s) the forecast of {' and '.join(FORECASTING)}; "
+            f"{', '.join(idle)} do(es) not forecast, so it would be unused: drop it, or run "
+            f"{' and '.join(FORECASTING)} on their own (--algo {','.join(FORECASTING)})"
+        )
+
+
+def is_settings_table(value: Any) -> bool:
     """A best-settings table ``{env: {algo: {speed: setting}}}``, not one setting (whose
     values are numbers, strings or None)."""
     return (
@@ -355,7 +405,7 @@ def hyper_from_table(hyper: Any, env: str, algo: str, speed: float) -> Any:
             raise ValueError(f"hyper file {path!r} is not valid JSON: {exc}") from None
         if not isinstance(hyper, Mapping):
             raise ValueError(f"hyper file {path!r} must hold a JSON object")
-    if not _is_table(hyper):
+    if not is_settings_table(hyper):
         return hyper
     key = "-" if speed is None else f"{float(speed):g}"  # "-": a drift not set by pyprog
     by_speed = hyper.get(env, {}).get(algo, {})

@@ -141,7 +141,8 @@ def plot_learning_curves(
     optimal : ndarray, shape (episodes,), optional
         The best expected reward of every episode (NS-Reco), drawn in black.
     """
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    # wider than the other figures: the legend sits to the right of the axes, never on a curve
+    fig, ax = plt.subplots(figsize=(6.6, 3.6), layout="constrained")
     for algo, arr in returns.items():
         arr = np.atleast_2d(arr)
         curves = running_mean(arr, window)
@@ -165,6 +166,9 @@ def plot_learning_curves(
         fontsize="small",
         title=f"bands: {error_note(seeds)}",
         title_fontsize="x-small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0.0,
     )
     return save_figure(fig, path)
 

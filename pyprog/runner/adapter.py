@@ -17,7 +17,9 @@ environment it runs on:
   ``max_episode_steps``, a ``TimeLimit`` wrapper, or the environment's own ``horizon``).
 
 Anything else — a ``Dict`` without ``"state"``, ``Tuple``, ``MultiDiscrete``, ``Text`` ... —
-is a ``ValueError`` naming the space, raised before any episode runs.
+is a ``ValueError`` naming the space, raised before any episode runs; for the spaces
+Gymnasium can flatten (``Tuple``, ``Dict``, ``MultiDiscrete``, ``MultiBinary``) it suggests
+``gymnasium.wrappers.FlattenObservation``.
 """
 
 from __future__ import annotations
@@ -307,6 +309,18 @@ def check_env_spec(env: str, horizon: int | None = None) -> str:
 # --------------------------------------------------------------------------- spaces
 
 
+#: The fix for composite observation spaces that Gymnasium can flatten into a Box.
+_FLATTEN_HINT = (
+    "; wrap the environment in gymnasium.wrappers.FlattenObservation(env), which turns "
+    "this space into a flat Box pyprog reads"
+)
+
+
+def _flatten_hint(space: spaces.Space) -> str:
+    flattenable = (spaces.Tuple, spaces.Dict, spaces.MultiDiscrete, spaces.MultiBinary)
+    return _FLATTEN_HINT if isinstance(space, flattenable) else ""
+
+
 def _state_space(space: spaces.Space) -> tuple[spaces.Space, bool]:
     """The space the policy sees, and whether it is the ``"state"`` entry of a Dict."""
     if isinstance(space, spaces.Dict):
@@ -314,6 +328,7 @@ def _state_space(space: spaces.Space) -> tuple[spaces.Space, bool]:
             raise ValueError(
                 f"unsupported observation space {space}: a Dict needs a 'state' entry "
                 f"(as NS-Gym's wrappers give); supported: {_OBS_SUPPORTED}"
+                f"{_flatten_hint(space)}"
             )
         inner = space.spaces["state"]
         if not isinstance(inner, (spaces.Box, spaces.Discrete)):
@@ -323,7 +338,10 @@ def _state_space(space: spaces.Space) -> tuple[spaces.Space, bool]:
             )
         return inner, True
     if not isinstance(space, (spaces.Box, spaces.Discrete)):
-        raise ValueError(f"unsupported observation space {space}; supported: {_OBS_SUPPORTED}")
+        raise ValueError(
+            f"unsupported observation space {space}; supported: {_OBS_SUPPORTED}"
+            f"{_flatten_hint(space)}"
+        )
     return space, False
 
 

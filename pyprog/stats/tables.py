@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from pyprog.results.store import ResultStore
 from pyprog.stats.summary import compare, mean_se
 
@@ -93,7 +95,9 @@ def regret_table(runs: Sequence[Any]) -> list[dict[str, Any]]:
     """Mean ± standard error over seeds of the regret per (env, algo, speed).
 
     Exact regret where the environment knows the optimum (NS-Reco), surrogate regret
-    (paper §9, against the best of the algorithms in ``runs``) elsewhere. Groups are ordered
+    (paper §9, against the best of the algorithms in ``runs``) elsewhere; with one algorithm
+    and no exact regret, the mean return per episode (a surrogate regret against itself would
+    be zero up to noise). Groups are ordered
     by (env, speed), algorithms in the order they first appear in ``runs``; an (env, speed)
     whose runs without regret differ in length is left out (not comparable).
 
@@ -106,7 +110,8 @@ def regret_table(runs: Sequence[Any]) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        ``env, algo, speed, metric ("regret" | "surrogate regret"), mean, se, seeds``.
+        ``env, algo, speed, metric ("regret" | "surrogate regret" | "mean return"), mean, se,
+        seeds``.
 
     Examples
     --------
@@ -125,7 +130,14 @@ def regret_table(runs: Sequence[Any]) -> list[dict[str, Any]]:
         lengths = {len(run.returns) for rs in by_algo.values() for run in rs if run.regret is None}
         if len(lengths) > 1:
             continue  # different episode counts: not comparable
-        metric, values = compare(by_algo)
+        if len(by_algo) == 1 and any(run.regret is None for rs in by_algo.values() for run in rs):
+            # surrogate regret against itself is 0 ± noise: show what the runs returned
+            metric = "mean return"
+            values = {
+                a: np.array([np.mean(run.returns) for run in rs]) for a, rs in by_algo.items()
+            }
+        else:
+            metric, values = compare(by_algo)
         for algo, v in values.items():
             mean, se = mean_se(v)
             table.append(

@@ -169,7 +169,11 @@ def test_a_run_whose_every_run_fails_leaves_no_files(tmp_path, monkeypatch, caps
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--d", "7"], "(got --d 7; name them with --candidates)"),
+        (
+            ["--d", "7"],
+            "(got --d 7; for a fixed basis name it, e.g. --basis fourier, --d 7; or "
+            "name the candidates with --candidates)",
+        ),
         (
             ["--basis", "poly", "--candidates", "linear"],
             "--candidates is only used with --basis auto",

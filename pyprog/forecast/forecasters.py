@@ -65,8 +65,9 @@ class Forecaster:
 
     @property
     def min_episodes(self) -> int:
-        """The fewest episodes with non-zero weight for a forecast with an interval (k + 1)."""
-        return self.features + 1
+        """The fewest episodes with non-zero weight for a forecast with an interval (k + 2:
+        two residual degrees of freedom, :data:`pyprog.forecast.intervals.MIN_RESIDUAL_DOF`)."""
+        return self.features + 2
 
     def weights(self, n: int, delta: int = 1) -> np.ndarray:
         """NIS forecast weights ζ, shape (n,): the forecast is ``ζ·Ĵ`` (data-independent).

@@ -43,8 +43,10 @@ __all__ = [
     "MAX_BOOT",
     "MAX_BOOT_SIGNS",
     "MIN_BOOT",
+    "MIN_RESIDUAL_DOF",
     "BootstrapInterval",
     "check_alpha",
+    "check_interval_dof",
     "check_n_boot",
     "forecast_interval",
     "power_of_two",
@@ -57,6 +59,10 @@ MIN_BOOT = 100
 MAX_BOOT = 10**6
 #: The most Rademacher signs (draws × episodes) of one interval: 2^30, 128 MiB packed.
 MAX_BOOT_SIGNS = 1 << 30
+#: The fewest residual degrees of freedom (episodes of non-zero weight minus features) of
+#: an interval. With one, the residuals span a single direction: the bootstrap's
+#: standard errors ``ŝ*`` are rounding noise and the interval is meaningless (issue 35).
+MIN_RESIDUAL_DOF = 2
 
 
 class BootstrapInterval(NamedTuple):
@@ -101,6 +107,26 @@ def check_n_boot(n_boot: int, n: int | None = None) -> int:
             f"{n} episodes (n_boot × episodes <= 2^30)"
         )
     return int(n_boot)
+
+
+def check_interval_dof(weights, k: int, what: str = "the interval") -> int:
+    """The number of episodes of non-zero weight, after checking that they exceed the
+    ``k`` features by at least :data:`MIN_RESIDUAL_DOF`; else a ForecastError that says
+    how many are needed.
+
+    Examples
+    --------
+    >>> check_interval_dof(np.ones(4), 2)
+    4
+    """
+    used = int(np.count_nonzero(weights))
+    if used - k < MIN_RESIDUAL_DOF:
+        raise ForecastError(
+            f"{what}: a confidence interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
+            f"of non-zero weight for {k} feature(s) ({MIN_RESIDUAL_DOF} residual degrees of "
+            f"freedom, to estimate the noise); got {used}; use a smaller d or more episodes"
+        )
+    return used
 
 
 def _generator(seed) -> np.random.Generator:
@@ -171,7 +197,8 @@ def forecast_interval(
     phi : ndarray of float64, shape (N, k)
         Design (e.g. from :func:`pyprog.forecast_design`); full column rank on the
         episodes of non-zero weight (the caller checks that, see
-        :func:`pyprog.nwis_forecast`), and more such episodes than features.
+        :func:`pyprog.nwis_forecast`), and at least ``k + 2`` such episodes
+        (:data:`MIN_RESIDUAL_DOF`).
     weights : ndarray of float64, shape (N,)
         ``λ_i >= 0``; ones for NIS.
     y : ndarray of float64, shape (N,)
@@ -212,12 +239,7 @@ def forecast_interval(
     """
     alpha = check_alpha(alpha)
     n_boot = check_n_boot(n_boot, len(y))
-    used, k = int(np.count_nonzero(weights)), phi.shape[1]
-    if used <= k:
-        raise ForecastError(
-            f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
-            f"features, to estimate the noise; got {used} for {k}; use a smaller d"
-        )
+    check_interval_dof(weights, phi.shape[1], "d")
     yscale, wscale = power_of_two(np.max(np.abs(y))), power_of_two(np.max(weights))
     ys, ws = y / yscale, weights / wscale
     zeta, fitted, leverage, P, K = _weighted_fit(phi, ws, ys, phi_star)

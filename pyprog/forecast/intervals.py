@@ -42,6 +42,7 @@ from pyprog.forecast.forecasters import ForecastError
 __all__ = [
     "MAX_BOOT",
     "MAX_BOOT_SIGNS",
+    "MIN_ALPHA",
     "MIN_BOOT",
     "MIN_RESIDUAL_DOF",
     "BootstrapInterval",
@@ -53,6 +54,10 @@ __all__ = [
     "rademacher_signs",
 ]
 
+#: The smallest significance level: below it ``1 − alpha/2`` is within a few roundings of
+#: 1, the normal quantiles of the widenings after ``basis="auto"`` stop being finite, and
+#: no bootstrap of at most :data:`MAX_BOOT` draws resolves the tail anyway.
+MIN_ALPHA = 1e-12
 #: The fewest bootstrap draws accepted: the tails of t* need at least this many.
 MIN_BOOT = 100
 #: The most bootstrap draws accepted (10^6: quantiles far finer than any interval needs).
@@ -79,10 +84,15 @@ class BootstrapInterval(NamedTuple):
 
 
 def check_alpha(alpha: float) -> float:
-    """A significance level lies strictly between 0 and 1."""
+    """A significance level lies strictly between 0 and 1, and is at least :data:`MIN_ALPHA`."""
     ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
     if not ok or not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05; got {alpha!r}")
+    if alpha < MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {MIN_ALPHA:g} (MIN_ALPHA): a smaller level is within "
+            f"rounding of a 100% interval, which no bootstrap resolves; got {alpha!r}"
+        )
     return float(alpha)
 
 
@@ -269,8 +279,17 @@ def forecast_interval(
 
 
 def power_of_two(x) -> float:
-    """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor."""
+    """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor.
+
+    ``2^e`` with ``x < 2^e <= 2x``, at most ``2^1023`` (the largest float64 power of 2), so
+    ``x / power_of_two(x)`` lies in [0.5, 2) for every finite ``x > 0``.
+
+    Examples
+    --------
+    >>> power_of_two(3.0), power_of_two(1.7e308) == 2.0**1023
+    (4.0, True)
+    """
     x = float(x)
     if not (x > 0 and math.isfinite(x)):
         return 1.0
-    return math.ldexp(1.0, math.frexp(x)[1])
+    return math.ldexp(1.0, min(math.frexp(x)[1], 1023))

@@ -27,6 +27,7 @@ from pyprog.forecast.estimators import (
     pdis,
 )
 from pyprog.forecast.forecasters import Forecaster, ForecastError
+from pyprog.forecast.intervals import power_of_two
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
 from pyprog.forecast.selection import min_episodes_auto, parse_candidates
@@ -116,7 +117,7 @@ class LogForecast:
                 if isinstance(self.safety, Exception)
                 else self.safety.as_dict()
             ),
-            "past_mean_pdis": float(self.estimates.mean()),
+            "past_mean_pdis": _mean(self.estimates),
         }
 
     def plot(self, path: str | os.PathLike | None = None):
@@ -140,6 +141,12 @@ class LogForecast:
             path=path,
             model=nis_model,
         )
+
+
+def _mean(x: np.ndarray) -> float:
+    """The mean, rescaled by a power of 2 first: no overflow for values near ±1.8e308."""
+    scale = power_of_two(np.max(np.abs(x))) if len(x) else 1.0
+    return float(np.mean(x / scale)) * scale
 
 
 def forecast_logs(

@@ -358,6 +358,10 @@ def select_forecaster(
     delta = check_int("delta", delta, 1)
     n = len(y)
     cands = parse_candidates(candidates)
+    named: dict[str, Forecaster] = {}
+    for c in cands:  # a candidate named twice is one candidate (and plausible once)
+        named.setdefault(str(c), c)
+    cands = tuple(named.values())
     need = min_episodes_auto(delta)
     if n < need:
         raise ForecastError(

@@ -53,13 +53,13 @@ class TestItem1OneResidualDof:
     count needed; where both backends return, their intervals agree."""
 
     def test_nis_linear_three_episodes(self, backend):
-        with pytest.raises(ForecastError, match="needs at least 4 episodes .* got 3"):
+        with pytest.raises(ForecastError, match=r"needs at least 4 episodes .* got 3"):
             pyprog.nis_forecast([0.0, 1.0, 0.5], basis="linear", alpha=0.1, seed=0)
 
     def test_nwis_two_nonzero_ratios(self, backend):
         G, lam = np.arange(10.0), np.zeros(10)
         lam[[3, 7]] = [1.0, 2.0]
-        with pytest.raises(ForecastError, match="needs at least 3 episodes .* got 2"):
+        with pytest.raises(ForecastError, match=r"needs at least 3 episodes .* got 2"):
             pyprog.nwis_forecast(G, lam, basis="fourier", d=1, alpha=0.05)
 
     @pytest.mark.parametrize("candidates", [None, ["window(k=50)"]])
@@ -67,14 +67,14 @@ class TestItem1OneResidualDof:
     def test_auto_one_nonzero_ratio(self, backend, candidates, where):
         G, lam = np.random.default_rng(0).normal(size=100), np.zeros(100)
         lam[where] = 1.0
-        with pytest.raises(ForecastError, match="needs at least 3 episodes|could be"):
+        with pytest.raises(ForecastError, match=r"needs at least 3 episodes|could be"):
             pyprog.nwis_forecast(G, lam, basis="auto", alpha=0.05, candidates=candidates)
 
     def test_auto_window_two_nonzero_in_window(self, backend):
         G, lam = np.random.default_rng(1).normal(size=100), np.ones(100)
         lam[50:] = 0.0
         lam[[80, 90]] = 1.0
-        with pytest.raises(ForecastError, match="needs at least 3 episodes .* got 2"):
+        with pytest.raises(ForecastError, match=r"needs at least 3 episodes .* got 2"):
             pyprog.nwis_forecast(G, lam, basis="auto", alpha=0.05, candidates=["window(k=50)"])
 
     def test_two_dof_is_enough(self, backend):
@@ -111,3 +111,222 @@ class TestItem1OneResidualDof:
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-300)
             used = n if lam is None else np.count_nonzero(lam)
             assert used - k >= 2
+
+
+class TestItem5ConstantSeries:
+    """Item 5: on a constant (or nearly constant) series every candidate fits to rounding;
+    the choice must not depend on it: ties go to the least noisy candidate."""
+
+    @staticmethod
+    def case(which):
+        """Case ``which`` of a fuzzing run (constant series of random level, length,
+        horizon; some with noise at 1e-15 of the level; NIS and NWIS)."""
+        rng = np.random.default_rng(1)
+        for it in range(which + 1):
+            n, delta = int(rng.integers(8, 300)), int(rng.integers(1, 4))
+            level = float(rng.normal() * 10.0 ** rng.integers(-5, 6))
+            y = np.full(n, level)
+            if it % 3 == 0:
+                y = y + rng.normal(size=n) * abs(level) * 1e-15
+        lam = None if which % 4 < 2 else np.full(n, 0.5)
+        return y, delta, lam
+
+    # on main these chose differently on the two backends (e.g. linear / ewma(halflife=5))
+    @needs_compiled
+    @pytest.mark.parametrize("which", [117, 132, 141, 153, 173, 201, 7, 20])
+    def test_same_choice_on_both_backends(self, which):
+        from pyprog.forecast.selection import (
+            DEFAULT_CANDIDATES,
+            noise_order,
+            parse_candidates,
+            select_forecaster,
+        )
+
+        y, delta, lam = self.case(which)
+        cands = DEFAULT_CANDIDATES[1:] if which % 2 else DEFAULT_CANDIDATES
+        got = []
+        for K in (fallback, compiled):
+            with kernels_of(K):
+                got.append(select_forecaster(y, delta, lam, candidates=cands).model)
+        assert got[0] == got[1]
+        if lam is None:  # a tie: the least noisy candidate that can be fitted
+            parsed = parse_candidates(cands)
+            first = [str(parsed[i]) for i in noise_order(parsed, len(y), delta)]
+            assert got[0] in first[:3]
+
+    def test_ties_in_the_kernels(self):
+        from pyprog._ext.fallback_bootstrap import LOSS_RTOL, one_se_choice
+
+        rng = np.random.default_rng(0)
+        F = np.full((4, 3, 20), 0.75, dtype=np.float32)
+        F[:, 1:] *= np.float32(1 + 1e-7) ** rng.integers(-2, 3, size=(4, 2, 20))
+        S1 = np.full((4, 20), 0.75, dtype=np.float32)
+        args = (F, S1, np.ones(20), np.ones(3, dtype=bool), 1, 1.0)
+        assert one_se_choice(*args).tolist() == [0, 0, 0, 0]
+        if compiled is not None:
+            assert compiled.one_se_choice(*args).tolist() == [0, 0, 0, 0]
+        assert LOSS_RTOL == 1e-6
+
+
+class TestItem17DuplicateCandidates:
+    def test_plausible_names_each_once(self, backend):
+        y = np.random.default_rng(0).normal(size=120)
+        f = pyprog.nis_forecast(
+            y,
+            basis="auto",
+            candidates=["linear", "linear", "window(k=20)", "window(k=20)"],
+            alpha=0.1,
+            seed=0,
+        )
+        assert len(set(f.plausible)) == len(f.plausible)
+        assert list(f.scores) == ["linear", "window(k=20)"]
+
+
+def small_log(path, n=60, reward=None, seed=0):
+    """A one-step-per-episode CSV log of n episodes."""
+    rng = np.random.default_rng(seed)
+    lines = ["episode,step,reward,log_pi,log_beta\n"]
+    for i in range(n):
+        r = np.sin(i / 9) + rng.normal() if reward is None else reward(i)
+        lines.append(f"{i},0,{float(r)!r},{-0.69 - rng.random() * 0.05:.4f},-0.69\n")
+    path.write_text("".join(lines))
+    return path
+
+
+class TestItem6HugeValues:
+    def test_power_of_two_at_the_top_of_float64(self):
+        from pyprog.forecast.intervals import power_of_two
+
+        assert power_of_two(2.0**1023) == 2.0**1023
+        assert power_of_two(np.finfo(np.float64).max) == 2.0**1023
+        assert power_of_two(3.0) == 4.0
+
+    @pytest.mark.parametrize("basis", ["fourier", "auto"])
+    def test_forecast_of_values_near_1e308(self, backend, basis):
+        y = np.random.default_rng(0).normal(size=40) * 1e307 + 1e308
+        for f in (
+            pyprog.nis_forecast(y, basis=basis, alpha=0.1, seed=0),
+            pyprog.nwis_forecast(y, np.full(40, 1e308), basis=basis, alpha=0.1, seed=0),
+        ):
+            assert f.low <= f.value <= f.high < np.inf
+
+    def test_cli_on_a_csv_with_1e308(self, tmp_path, capsys):
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv", 40, reward=lambda i: 1.5e308 if i % 2 else 1.7e308)
+        assert main(["forecast", str(path)]) == 0
+        assert "NIS" in capsys.readouterr().out
+
+
+class TestItem7And9And14CandidateBounds:
+    @pytest.mark.parametrize(
+        "name, message",
+        [
+            ("ewma(halflife=1e300)", "halflife must be a number > 0 and <= 1000000000"),
+            ("window(k=100000000000000000000)", "k must be at most 1000000000"),
+            ("fourier(d=100000000)", "d must be at most 1000"),
+            ("poly(d=3000000)", "d must be at most 1000"),
+        ],
+    )
+    def test_refused_before_any_work(self, name, message):
+        import time
+
+        y = np.random.default_rng(0).normal(size=50)
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=f"candidates: {message}"):
+            pyprog.nis_forecast(y, basis="auto", candidates=[name, "linear"], alpha=0.1)
+        assert time.perf_counter() - start < 1.0
+
+    def test_a_basis_beyond_what_n_supports_builds_no_design(self):
+        from pyprog.forecast.forecasters import BasisForecaster
+
+        with pytest.raises(ForecastError, match=r"needs at least 900 episodes; got 50"):
+            BasisForecaster("poly", 900).weights(50)
+        with pytest.raises(ValueError, match="MAX_DESIGN_CELLS"):
+            pyprog.forecast_design(10**6, 1, "fourier", 1000)
+
+    @pytest.mark.parametrize("h", [1e-5, 1e-3, 0.001, 10, 10.123456789, 0.1 + 0.2, 1e9])
+    def test_ewma_names_round_trip(self, h):
+        from pyprog.forecast.forecasters import EWMAForecaster, parse_forecaster
+
+        f = EWMAForecaster(h)
+        assert parse_forecaster(str(f)) == f
+        assert str(EWMAForecaster(10)) == "ewma(halflife=10)"
+
+    def test_ewma_exponent_notation(self):
+        from pyprog.forecast.forecasters import parse_forecaster
+
+        assert parse_forecaster("ewma(halflife=1e-3)").halflife == 0.001
+        assert parse_forecaster("ewma(halflife=2.5E+1)").halflife == 25.0
+        with pytest.raises(ValueError, match="a forecaster is named like"):
+            parse_forecaster("ewma(halflife=-1)")
+
+
+class TestItem13TinyAlpha:
+    @pytest.mark.parametrize("alpha", [1e-16, 1e-17, 1e-300])
+    def test_refused_with_the_minimum(self, alpha):
+        y = np.random.default_rng(0).normal(size=60)
+        for basis in ("fourier", "auto"):
+            with pytest.raises(ValueError, match="alpha must be at least 1e-12"):
+                pyprog.nis_forecast(y, basis=basis, alpha=alpha)
+
+    def test_cli_says_so_without_numpy_warnings(self, tmp_path, capsys):
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv", 80)
+        assert main(["forecast", str(path), "--alpha", "1e-16"]) == 2
+        err = capsys.readouterr().err
+        assert "alpha must be at least 1e-12" in err and err.count("\n") == 1
+
+    def test_small_alpha_level_is_printed_exactly(self, tmp_path, capsys):
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv", 80)
+        assert main(["forecast", str(path), "--basis", "linear", "--alpha", "1e-5"]) == 0
+        assert "99.999% bootstrap intervals" in capsys.readouterr().out
+
+
+class TestCLIForecastItems:
+    def test_item16_json_has_no_infinity(self, tmp_path):
+        import json
+
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv", 40, reward=lambda i: 1.5e308 if i % 2 else 1.7e308)
+        out = tmp_path / "f.json"
+        assert main(["forecast", str(path), "--json", str(out)]) == 0
+        text = out.read_text()
+        assert "Infinity" not in text and "NaN" not in text
+        json.loads(text, parse_constant=lambda c: pytest.fail(f"invalid JSON constant {c}"))
+
+    def test_item18_linear_with_d_is_refused(self, tmp_path, capsys):
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv")
+        assert main(["forecast", str(path), "--basis", "linear", "--d", "7"]) == 2
+        assert "--d: the linear basis has its 2 features" in capsys.readouterr().err
+        assert main(["forecast", str(path), "--basis", "linear"]) == 0
+        out = capsys.readouterr().out
+        assert "(linear)" in out and "d=" not in out.splitlines()[0]
+
+    def test_item21_plot_suffix_refused_before_computing(self, tmp_path, capsys, monkeypatch):
+        from pyprog.cli.main import main
+        from pyprog.forecast import logged
+
+        path = small_log(tmp_path / "l.csv")
+        monkeypatch.setattr(logged, "forecast_logs", lambda *a, **k: pytest.fail("computed"))
+        assert main(["forecast", str(path), "--plot", str(tmp_path / "x.txt")]) == 2
+        err = capsys.readouterr().err
+        assert "cannot write --plot" in err and ".png" in err
+        assert not (tmp_path / "x.txt").exists()
+
+
+class TestItem20PlainFloats:
+    @pytest.mark.parametrize("basis", ["fourier", "linear", "auto"])
+    def test_low_high_value_are_float(self, backend, basis):
+        y = np.random.default_rng(0).normal(size=80)
+        for f in (
+            pyprog.nis_forecast(y, basis=basis, alpha=0.1, seed=0),
+            pyprog.nwis_forecast(y, np.ones(80), basis=basis, alpha=0.1, seed=0),
+        ):
+            assert type(f.value) is float and type(f.low) is float and type(f.high) is float

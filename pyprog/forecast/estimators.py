@@ -462,6 +462,7 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
     f, dfdy, dfdw = solve(phi, weights, y, phi_star, what)
     grad = dfdy if ratios is None else dfdw * kappa
     check_representable(what, f=f, grad=grad, error=ForecastError)
+    f = float(f)
     extra = {"model": str(fc)}
     if sel is not None:
         extra.update(
@@ -488,4 +489,6 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
             phi, weights, y, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, value=f
         )
         low, high = ci.low, ci.high
-    return Forecast(f, grad, low, high, **extra)
+    # plain floats whichever path computed them (NumPy scalars print and compare alike,
+    # but are not JSON-serialisable by every library)
+    return Forecast(float(f), grad, float(low), float(high), **extra)

@@ -10,7 +10,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pyprog
@@ -82,7 +82,7 @@ class TestItem1OneResidualDof:
         assert f.low <= f.value <= f.high
 
     @needs_compiled
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=300, deadline=None)
     @given(
         basis=st.sampled_from(["linear", "fourier", "poly"]),
         d=st.integers(1, 4),
@@ -90,6 +90,7 @@ class TestItem1OneResidualDof:
         nwis=st.booleans(),
         seed=st.integers(0, 2**32 - 1),
     )
+    @example(basis="poly", d=4, extra=4, nwis=True, seed=0)  # 1.1e-9 apart before
     def test_backends_agree_on_small_cases(self, basis, d, extra, nwis, seed):
         rng = np.random.default_rng(seed)
         k = 2 if basis == "linear" else d
@@ -330,3 +331,29 @@ class TestItem20PlainFloats:
             pyprog.nwis_forecast(y, np.ones(80), basis=basis, alpha=0.1, seed=0),
         ):
             assert type(f.value) is float and type(f.low) is float and type(f.high) is float
+
+
+class TestItem11HugeDelta:
+    def test_min_episodes_auto_is_closed_form(self):
+        import time
+
+        from pyprog.forecast.selection import _origins, min_episodes_auto
+
+        for delta in (1, 2, 5, 17, 1000, 4321):
+            n = min_episodes_auto(delta)
+            assert len(_origins(n, delta)) >= 3 > len(_origins(n - 1, delta))
+        start = time.perf_counter()
+        assert min_episodes_auto(10**7) == 2 * 10**7 + 3
+        assert time.perf_counter() - start < 0.1
+
+    @pytest.mark.parametrize("delta", [10**8, 10**23])
+    def test_huge_delta_is_an_immediate_error(self, tmp_path, capsys, delta):
+        import time
+
+        from pyprog.cli.main import main
+
+        path = small_log(tmp_path / "l.csv", 80)
+        start = time.perf_counter()
+        assert main(["forecast", str(path), "--delta", str(delta)]) == 2
+        assert time.perf_counter() - start < 5.0
+        assert "delta must be at most 10000000 (MAX_DELTA)" in capsys.readouterr().err

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_DELTA",
     "MAX_DESIGN_CELLS",
     "MAX_FEATURES",
+    "check_delta",
     "forecast_design",
     "n_features",
     "resolve_d",
@@ -141,12 +142,13 @@ def time_index(n: int, delta: int = 1) -> tuple[np.ndarray, np.ndarray]:
     (array([0.2, 0.4, 0.6, 0.8]), array([1.]))
     """
     n = check_int("n", n, 1)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     scale = float(n + delta + int(0.05 * n))
     return np.arange(1, n + 1) / scale, np.arange(n + 1, n + delta + 1) / scale
 
 
-def _check_delta(delta: int) -> int:
+def check_delta(delta: int) -> int:
+    """A forecast horizon: an integer in [1, :data:`MAX_DELTA`] (ValueError otherwise)."""
     delta = check_int("delta", delta, 1)
     if delta > MAX_DELTA:
         raise ValueError(f"delta must be at most {MAX_DELTA} (MAX_DELTA) episodes; got {delta}")
@@ -193,7 +195,7 @@ def forecast_design(
     ((10, 3), (3,))
     """
     n = check_int("n", n, 1)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     d = _check_basis(basis, d)
     k = n_features(basis, d)
     if n * k > MAX_DESIGN_CELLS:

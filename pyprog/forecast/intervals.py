@@ -174,15 +174,19 @@ def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
 def _weighted_fit(phi: np.ndarray, weights: np.ndarray, y: np.ndarray, phi_star: np.ndarray):
     """Forecast weights, fit, leverages and hat-matrix factors of a weighted fit.
 
-    Through the thin SVD ``√Λ Φ = U S Vᵀ`` (no normal equations): ``A⁻¹ = V S⁻² Vᵀ``,
-    ``P = Φ A⁻¹``, ``K = ΛΦ``, ``ζ = K A⁻¹ φ*``, ``ŷ = P Kᵀ y`` and ``h_i = ‖U_i‖²``.
+    Through the thin SVD ``√Λ Φ = U S Vᵀ`` (no normal equations): with ``R = V S⁻¹``,
+    ``P = Φ R``, ``K = ΛΦ R`` (``= √Λ U``), so that ``P Kᵀ = Φ A⁻¹ ΦᵀΛ`` is the hat matrix;
+    ``ζ = K Rᵀφ*``, ``ŷ = P Kᵀ y`` and ``h_i = ‖U_i‖²``. The factors are in the
+    orthonormal coordinates of the fit, not Φ's: an ill-conditioned basis (poly) gives
+    no large entries that cancel in the bootstrap's ``Σ v r*²`` (issue 35: the backends
+    then agree to 1e-9, not 1e-8).
     """
     root = np.sqrt(weights)
     U, S, Vt = np.linalg.svd(root[:, None] * phi, full_matrices=False)
-    A_inv = (Vt.T / S**2) @ Vt
-    P = np.ascontiguousarray(phi @ A_inv)
-    K = np.ascontiguousarray(weights[:, None] * phi)
-    zeta = K @ (A_inv @ phi_star)
+    R = Vt.T / S
+    P = np.ascontiguousarray(phi @ R)
+    K = np.ascontiguousarray(weights[:, None] * P)
+    zeta = K @ (R.T @ phi_star)
     fitted = P @ (K.T @ y)
     leverage = np.einsum("ij,ij->i", U, U)
     return zeta, fitted, leverage, P, K

@@ -305,7 +305,7 @@ class TestCLIForecastItems:
 
         path = small_log(tmp_path / "l.csv")
         assert main(["forecast", str(path), "--basis", "linear", "--d", "7"]) == 2
-        assert "--d: the linear basis has its 2 features" in capsys.readouterr().err
+        assert "--d: the linear basis has 2 features ([x, 1]), not 7" in capsys.readouterr().err
         assert main(["forecast", str(path), "--basis", "linear"]) == 0
         out = capsys.readouterr().out
         assert "(linear)" in out and "d=" not in out.splitlines()[0]
@@ -357,3 +357,94 @@ class TestItem11HugeDelta:
         assert main(["forecast", str(path), "--delta", str(delta)]) == 2
         assert time.perf_counter() - start < 5.0
         assert "delta must be at most 10000000 (MAX_DELTA)" in capsys.readouterr().err
+
+
+HEADER = "episode,step,reward,log_pi,log_beta"
+
+
+class TestCSVReader:
+    """Items 3, 8, 9 (memory) and issue 34's CSV papercuts: pyprog/forecast/logs.py."""
+
+    def read(self, tmp_path, text, binary=False):
+        from pyprog.forecast.logs import read_logs
+
+        path = tmp_path / "l.csv"
+        if binary:
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        return read_logs(path)
+
+    def test_item3_more_fields_than_the_header(self, tmp_path):
+        from pyprog.forecast.logs import LogFormatError
+
+        text = f"{HEADER}\n8,0,1,-0.5,-0.7\n7,0,1,-0.5,-0,7\n"
+        with pytest.raises(LogFormatError, match="line 3: 6 fields where the header has 5"):
+            self.read(tmp_path, text)
+        quoted = f'{HEADER}\n8,0,1,-0.5,-0.7\n7,0,"1",-0.5,-0,7\n'  # the quoted path
+        with pytest.raises(LogFormatError, match="line 3: 6 fields"):
+            self.read(tmp_path, quoted)
+
+    def test_blank_lines_and_crlf_still_read(self, tmp_path):
+        logs = self.read(tmp_path, f"{HEADER}\r\n7,0,1,-0.5,-0.7\r\n\r\n   \n8,0,1,-0.5,-0.7")
+        assert logs.rows == 2
+
+    def test_item8_cr_only_line_endings(self, tmp_path):
+        from pyprog.forecast.logs import LogFormatError
+
+        with pytest.raises(LogFormatError, match="lone carriage return"):
+            self.read(tmp_path, f"{HEADER}\r7,0,1,-0.5,-0.7\r8,0,1,-0.5,-0.7\r")
+
+    def test_item9_sparse_gigabyte_refused_fast(self, tmp_path):
+        import resource
+        import time
+
+        from pyprog.forecast.logs import LogFormatError, read_logs
+
+        path = tmp_path / "sparse.csv"
+        path.write_text(f"{HEADER}\n1,0,1,-0.5,-0.7\n")
+        with open(path, "r+b") as fh:
+            fh.truncate(1 << 30)  # a hole: 1 GiB of NUL bytes, no disk used
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.perf_counter()
+        with pytest.raises(LogFormatError, match="line 3: a line of more than 1048576 bytes"):
+            read_logs(path)
+        assert time.perf_counter() - start < 2.0
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
+        assert grown < 200 * 1024
+
+    @pytest.mark.parametrize("sep, called", [(";", "semicolons"), ("\t", "tabs")])
+    def test_papercut_delimiter_hint(self, tmp_path, sep, called):
+        from pyprog.forecast.logs import LogFormatError
+
+        text = HEADER.replace(",", sep) + "\n" + sep.join("70 1 -0.5 -0.7".split()) + "\n"
+        with pytest.raises(LogFormatError, match=f"separated by {called}"):
+            self.read(tmp_path, text)
+
+    def test_papercut_probabilities_hint(self, tmp_path):
+        from pyprog.forecast.logs import LogFormatError
+
+        with pytest.raises(LogFormatError, match=r"probabilities\? .*log_pi = log p"):
+            self.read(tmp_path, f"{HEADER}\n7,0,1,0.5,-0.7\n8,0,1,0.25,-0.7\n")
+        with pytest.raises(LogFormatError, match="> 0") as err:  # a real log-prob > 0: no hint
+            self.read(tmp_path, f"{HEADER}\n7,0,1,0.5,-0.7\n8,0,1,-2.5,-0.7\n")
+        assert "probabilities?" not in str(err.value)
+
+    def test_papercut_duplicated_column(self, tmp_path):
+        from pyprog.forecast.logs import LogFormatError
+
+        with pytest.raises(LogFormatError, match=r"'log_pi': the column appears 2 times"):
+            self.read(tmp_path, f"{HEADER},log_pi\n7,0,1,-0.5,-0.7,-0.1\n")
+
+    def test_papercut_window_longer_than_the_log(self, tmp_path):
+        path = small_log(tmp_path / "l.csv", 200)
+        with pytest.warns(UserWarning, match=r"window\(k=500\) is longer than the log \(200"):
+            pyprog.forecast_logs(path, candidates=["window(k=500)", "linear"], n_boot=200)
+
+    def test_memory_follows_the_rows(self, tmp_path):
+        """The check pass reads blocks of 4 MiB: it adds no memory proportional to the file."""
+        from pyprog.forecast import logs as logs_module
+
+        path = small_log(tmp_path / "l.csv", 200)
+        logs_module._scan(path, 5)  # one block, no error
+        assert logs_module._BLOCK == 1 << 22

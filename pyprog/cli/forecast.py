@@ -62,8 +62,8 @@ def cmd(args: argparse.Namespace) -> int:
 
     _check_output("--json", args.json)
     _check_output("--plot", args.plot)
-    if args.d is not None and args.basis == "linear":
-        raise ValueError("--d: the linear basis has its 2 features ([x, 1]); drop --d")
+    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
+        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
 
     with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
         warnings.simplefilter("always")

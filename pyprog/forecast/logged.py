@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,8 @@ from pyprog.forecast.estimators import (
     nwis_forecast,
     pdis,
 )
-from pyprog.forecast.forecasters import Forecaster, ForecastError
-from pyprog.forecast.intervals import power_of_two
+from pyprog.forecast.forecasters import Forecaster, ForecastError, WindowForecaster
+from pyprog.forecast.intervals import MIN_RESIDUAL_DOF, power_of_two
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
 from pyprog.forecast.selection import min_episodes_auto, parse_candidates
@@ -234,13 +235,22 @@ def forecast_logs(
                 f"{logs.episodes} episode(s); basis='auto' needs at least {need} for "
                 f"delta={delta} (its backtests)"
             )
+        for c in candidates or ():
+            if isinstance(c, WindowForecaster) and c.k > logs.episodes:
+                warnings.warn(
+                    f"candidates: {c} is longer than the log ({logs.episodes} episodes): it "
+                    f"is the mean of all of them, the same as window(k={logs.episodes})",
+                    UserWarning,
+                    stacklevel=2,
+                )
     else:
         k = n_features(basis, d)
-        if logs.episodes <= k:
+        if logs.episodes < k + MIN_RESIDUAL_DOF:
             raise LogFormatError(
                 f"{logs.path}, line {logs.line_of_row(-1)}, column 'episode': only "
                 f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
-                "features; an interval needs more episodes than features (use a smaller d)"
+                f"features; an interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
+                "(use a smaller d)"
             )
     opts = dict(alpha=alpha, n_boot=n_boot, seed=seed, candidates=candidates)
     shape = dict(delta=delta, basis=basis, d=d)

@@ -448,3 +448,63 @@ class TestCSVReader:
         path = small_log(tmp_path / "l.csv", 200)
         logs_module._scan(path, 5)  # one block, no error
         assert logs_module._BLOCK == 1 << 22
+
+
+HUGE_OBS_ENVS_PY = """
+import numpy as np
+from gymnasium import spaces
+import gymnasium as gym
+from pyprog.runner.loop import env_seed
+
+
+class Bandit(gym.Env):
+    def __init__(self):
+        self.observation_space = spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float64)
+        self.action_space = spaces.Discrete(3)
+        self.horizon = 1
+        self.scale = 1.0
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:  # the run with seed 1 observes 1e39: inf in float32
+            self.scale = 1e39 if seed == env_seed(1) else 1.0
+        return np.full(1, self.scale), {}
+
+    def step(self, action):
+        info = {"best_expected_reward": 1.0, "expected_reward": float(action == 0)}
+        return np.full(1, self.scale), float(action == 0), True, False, info
+
+
+def make():
+    return Bandit()
+"""
+
+
+class TestItem10AFailingUpdate:
+    def test_nan_log_pi_in_a_float32_update_fails_its_run_only(self, tmp_path, monkeypatch, capsys):
+        from pyprog.cli.main import main
+
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        (tmp_path / "huge_obs_envs.py").write_text(HUGE_OBS_ENVS_PY)
+        out = tmp_path / "out"
+        args = ["run", "--env", "huge_obs_envs:make", "--algo", "pro-ols", "--seeds", "3"]
+        args += ["--episodes", "12", "--jobs", "1", "--quiet", "--dtype", "float32"]
+        assert main([*args, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        (line,) = [x for x in err.splitlines() if x.startswith("  failed: ")]
+        assert line.startswith("  failed: huge_obs_envs:make pro-ols speed=- seed=1 ")
+        assert "ValueError: log_pi must be finite" in line and "Traceback" not in err
+        assert len((out / "results.csv").read_text().splitlines()) == 1 + 2  # the others
+
+    def test_any_exception_of_a_run_is_its_failure(self, monkeypatch):
+        import pyprog.experiments.runs as runs_module
+        from pyprog.learn.hyperparams import default_hyper
+
+        def broken_run(*args, **kwargs):
+            raise RuntimeError("something inside the update")
+
+        monkeypatch.setattr(runs_module, "run", broken_run)
+        task = runs_module.RunTask("reco", "pro-ols", 1.0, 0, default_hyper("pro-ols"), 7, 4)
+        failure = runs_module.run_task(task)
+        assert failure.seed == 7 and failure.algo == "pro-ols" and failure.env == "reco"
+        assert failure.error == "RuntimeError: something inside the update"

@@ -508,3 +508,37 @@ class TestItem10AFailingUpdate:
         failure = runs_module.run_task(task)
         assert failure.seed == 7 and failure.algo == "pro-ols" and failure.env == "reco"
         assert failure.error == "RuntimeError: something inside the update"
+
+
+class TestItem12FullDisk:
+    def test_a_full_disk_says_so_and_the_store_is_intact(self, tmp_path):
+        import sys
+
+        sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+        from test_store import make_result
+
+        from pyprog.results.store import ResultStore, StoreError
+
+        path = tmp_path / "runs.sqlite"
+        with ResultStore(path) as store:
+            store.add(make_result(0))
+            # the file may not grow by a page: SQLite's SQLITE_FULL, as on a full disk
+            pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+            store.conn.execute(f"PRAGMA max_page_count = {pages}")
+            with pytest.raises(StoreError, match="is full .* the store is intact") as err:
+                for seed in range(1, 50):
+                    store.add(make_result(seed, episodes=2000))
+            assert "damaged" not in str(err.value)
+        with ResultStore(path, readonly=True) as store:
+            assert len(store) >= 1  # what was committed is there
+
+    def test_enospc_is_a_full_disk(self):
+        import errno
+        from pathlib import Path
+
+        from pyprog.results.schema import damaged
+
+        msg = str(damaged(Path("x.sqlite"), OSError(errno.ENOSPC, "No space left on device")))
+        assert "is full" in msg and "intact" in msg
+        msg = str(damaged(Path("x.sqlite"), ValueError("bad row")))
+        assert "damaged" in msg

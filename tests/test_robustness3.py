@@ -525,7 +525,7 @@ class TestItem12FullDisk:
             # the file may not grow by a page: SQLite's SQLITE_FULL, as on a full disk
             pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
             store.conn.execute(f"PRAGMA max_page_count = {pages}")
-            with pytest.raises(StoreError, match="is full .* the store is intact") as err:
+            with pytest.raises(StoreError, match=r"is full .* the store is intact") as err:
                 for seed in range(1, 50):
                     store.add(make_result(seed, episodes=2000))
             assert "damaged" not in str(err.value)

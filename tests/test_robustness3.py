@@ -542,3 +542,36 @@ class TestItem12FullDisk:
         assert "is full" in msg and "intact" in msg
         msg = str(damaged(Path("x.sqlite"), ValueError("bad row")))
         assert "damaged" in msg
+
+
+class TestItem15SweepNames:
+    def test_second_name_over_the_same_settings(self, tmp_path, capsys):
+        from pyprog.cli.main import main
+
+        store = str(tmp_path / "s.sqlite")
+        args = ["sweep", "--env", "reco", "--algo", "onpg", "--settings", "2", "--seeds", "1"]
+        args += ["--episodes", "10", "--speed", "1", "--store", store, "--quiet", "--jobs", "1"]
+        assert main([*args, "--name", "A"]) == 0
+        capsys.readouterr()
+        assert main([*args, "--name", "B"]) == 0
+        out = capsys.readouterr().out
+        assert "the 2 already stored keep the tag they were stored with" in out
+        assert main(["best", "--store", store, "--name", "B"]) == 2
+        err = capsys.readouterr().err
+        assert "no runs of sweep 'B'; it holds 'A' (2 runs)" in err
+        assert main(["best", "--store", store, "--name", ""]) == 2
+        assert "--name must name a sweep" in capsys.readouterr().err
+        assert main([*args, "--name", " "]) == 2
+        assert "--name must name the sweep" in capsys.readouterr().err
+        assert main(["best", "--store", store, "--name", "A"]) == 0
+
+
+class TestItem19EmptyOut:
+    def test_run_out_empty(self, tmp_path, monkeypatch, capsys):
+        from pyprog.cli.main import main
+
+        monkeypatch.chdir(tmp_path)
+        args = ["run", "--env", "reco", "--algo", "onpg", "--seeds", "1", "--speed", "1"]
+        assert main([*args, "--episodes", "10", "--quiet", "--out", ""]) == 2
+        assert "--out must name a folder" in capsys.readouterr().err
+        assert list(tmp_path.iterdir()) == []

@@ -575,3 +575,45 @@ class TestItem19EmptyOut:
         assert main([*args, "--episodes", "10", "--quiet", "--out", ""]) == 2
         assert "--out must name a folder" in capsys.readouterr().err
         assert list(tmp_path.iterdir()) == []
+
+
+class TestItem4Float32Exp:
+    """The float32 compiled exp clamped its argument at −87: an action whose logit trails by
+    95 got π = 1.6e-38 (e^8 times the true e^-95) and, with observations of 1e30, a gradient
+    thousands of times its NumPy twin's."""
+
+    @staticmethod
+    def theta_after_update(compiled_, scale):
+        from pyprog.learn.hyperparams import Hyper
+        from pyprog.learn.learners import LEARNERS
+        from pyprog.learn.policies import SoftmaxLinear
+
+        policy = SoftmaxLinear(1, 5)
+        policy.b[:] = -95.0
+        policy.b[1] = 0.0
+        hyper = Hyper(lr=1.0, delta=2, inner_steps=1, d=2, optimizer="sgd", dtype="float32")
+        learner = LEARNERS["pro-ols"](policy, hyper, 1, compiled=compiled_)
+        rng = np.random.default_rng(3)
+        for _ in range(12):
+            obs = np.full(1, scale)
+            a, lp = learner.act(obs, rng)
+            learner.observe(obs, a, lp, float(a == 1) + rng.normal())
+            learner.buffer.end_episode()
+            learner.buffer.start_episode()
+            learner.episodes += 1
+        assert learner.update() is True
+        return policy.theta.copy()
+
+    @needs_compiled
+    def test_trailing_logit_gets_no_inflated_gradient(self):
+        fast = self.theta_after_update(True, 1e30)
+        slow = self.theta_after_update(False, 1e30)
+        assert np.abs(fast - slow).max() < 1e-9  # 5.7e-8 with the clamp
+
+    @needs_compiled
+    def test_exp_f32_in_the_subnormal_range_is_not_clamped(self):
+        # through the softmax's log π: log π of the trailing actions is z − lse exactly,
+        # and π itself is 0 (flushed) or the subnormal, never e^-87
+        fast = self.theta_after_update(True, 1.0)
+        slow = self.theta_after_update(False, 1.0)
+        assert np.abs(fast - slow).max() < 1e-30  # 5.7e-38 with the clamp

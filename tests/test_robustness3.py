@@ -496,18 +496,20 @@ class TestItem10AFailingUpdate:
         assert "ValueError: log_pi must be finite" in line and "Traceback" not in err
         assert len((out / "results.csv").read_text().splitlines()) == 1 + 2  # the others
 
-    def test_any_exception_of_a_run_is_its_failure(self, monkeypatch):
+    def test_any_exception_of_an_update_is_its_runs_failure(self, monkeypatch):
         import pyprog.experiments.runs as runs_module
         from pyprog.learn.hyperparams import default_hyper
+        from pyprog.learn.learners import Learner
 
-        def broken_run(*args, **kwargs):
+        def broken_update(self):
             raise RuntimeError("something inside the update")
 
-        monkeypatch.setattr(runs_module, "run", broken_run)
-        task = runs_module.RunTask("reco", "pro-ols", 1.0, 0, default_hyper("pro-ols"), 7, 4)
+        monkeypatch.setattr(Learner, "update", broken_update)
+        task = runs_module.RunTask("reco", "pro-ols", 1.0, 0, default_hyper("pro-ols"), 7, 6)
         failure = runs_module.run_task(task)
         assert failure.seed == 7 and failure.algo == "pro-ols" and failure.env == "reco"
-        assert failure.error == "RuntimeError: something inside the update"
+        assert failure.error.startswith("UpdateError: env 'reco")
+        assert "the update failed: RuntimeError: something inside the update" in failure.error
 
 
 class TestItem12FullDisk:

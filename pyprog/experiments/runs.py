@@ -9,8 +9,8 @@ the same command computes only what is missing.
 
 A run that fails on its own — its learner diverges (:class:`NonFiniteParametersError`, a
 ``FloatingPointError``), its environment returns something unusable
-(:class:`~pyprog.runner.checks.EnvironmentReturnError`), or anything else in it raises — does
-not stop the others: it
+(:class:`~pyprog.runner.checks.EnvironmentReturnError`), or its update raises for any reason
+(:class:`~pyprog.runner.checks.UpdateError`) — does not stop the others: it
 is reported, with its key and hyper-parameters, after they finish, as a
 :class:`RunsFailedError` (a ``ValueError``; the CLI prints one line per failed run and exits
 2). A failed run is **not** written to the store: the store holds only whole results, so a
@@ -30,6 +30,7 @@ from pyprog.learn.hyperparams import Hyper, check_algo
 from pyprog.results.keys import RunKey, run_key
 from pyprog.results.store import ResultStore
 from pyprog.runner.adapter import check_env_spec
+from pyprog.runner.checks import EnvironmentReturnError, UpdateError
 from pyprog.runner.loop import RunResult, run
 from pyprog.runner.parallel import connect, execute
 
@@ -135,10 +136,10 @@ class RunsFailedError(ValueError):
 def run_task(task: Any) -> RunResult | RunFailure:
     """:func:`pyprog.run` of a task (anything with ``env``, ``algo``, ``speed``, ``seed``,
     ``episodes`` and ``hyper``); a module-level function, so that worker processes and Dask
-    can import it. A run that fails for any reason — it diverges, its environment returns
-    something unusable, or its update raises (e.g. a NaN log π in a float32 pass) — gives a
+    can import it. A run that diverges, whose environment returns something unusable, or
+    whose update raises for any reason (e.g. a NaN log π in a float32 pass) gives a
     :class:`RunFailure` naming the run and the cause instead of raising: the other runs go
-    on. The settings were validated before any run started (:func:`run_tasks`)."""
+    on. (An environment that raises by itself still stops the command.)"""
     try:
         return run(
             task.env,
@@ -149,7 +150,7 @@ def run_task(task: Any) -> RunResult | RunFailure:
             hyper=task.hyper,
             horizon=getattr(task, "horizon", None),
         )
-    except Exception as exc:  # any failure of one run is that run's (issue 35, item 10)
+    except (FloatingPointError, EnvironmentReturnError, UpdateError) as exc:
         return RunFailure(
             task.env,
             task.algo,

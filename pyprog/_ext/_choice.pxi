@@ -12,6 +12,10 @@ cdef const void* _typed(object a, str name, int ndim, int typenum, str what) exc
     return cnp.PyArray_DATA(<cnp.ndarray>a) or <const void*>&DBL_EPSILON
 
 
+# ties of mean backtest losses, relative to the best's mean |loss| (fallback_bootstrap.py)
+cdef double LOSS_RTOL = 1e-6
+
+
 def one_se_choice(F, S1, W, usable, Py_ssize_t step, double se_rule):
     """The one-standard-error rule's choice in each bootstrap replicate, from its backtests.
 
@@ -21,7 +25,8 @@ def one_se_choice(F, S1, W, usable, Py_ssize_t step, double se_rule):
     ``usable[c]`` is false. The best candidate has the least mean loss; the choice is the
     first candidate whose mean loss is within ``se_rule`` standard errors of the best's,
     the standard error that of the per-origin loss differences to the best, taken at
-    every ``step``-th origin (``ddof = 1``; 0 with a single one). A candidate whose mean
+    every ``step``-th origin (``ddof = 1``; 0 with a single one), or tied with it (a gap
+    of at most ``LOSS_RTOL`` = 1e-6 times the best's mean ``|L|``). A candidate whose mean
     is not finite is never chosen; with none finite, candidate 0.
     :func:`pyprog.forecast.selection.choose` on the same losses, replicate by replicate,
     without the (B, C, m) arrays of losses and differences.
@@ -63,7 +68,7 @@ def one_se_choice(F, S1, W, usable, Py_ssize_t step, double se_rule):
     cdef double* L = work
     cdef double* mean = work + nc * m
     cdef Py_ssize_t b, c, o, best, ns = (m + step - 1) // step if m > 0 else 0
-    cdef double x, gap, d, dm, ss, se
+    cdef double x, gap, d, dm, ss, se, tie
     with nogil:
         for b in range(nb):
             # L = F ⊙ (W F − 2 S1), inf for unusable candidates; mean over origins
@@ -81,12 +86,17 @@ def one_se_choice(F, S1, W, usable, Py_ssize_t step, double se_rule):
                 if mean[c] < mean[best]:
                     best = c
             pick[b] = 0
+            # ties: within LOSS_RTOL of the best's mean |L| (rounding, e.g. a constant series)
+            tie = 0.0
+            for o in range(m):
+                tie += fabs(L[best * m + o])
+            tie = LOSS_RTOL * tie / m if m > 0 and isfinite(tie) else 0.0
             # the first candidate within se_rule standard errors (the best itself at last)
             for c in range(nc):
                 gap = mean[c] - mean[best]
                 if not isfinite(gap):
                     continue
-                if gap == 0.0:
+                if gap <= tie:
                     pick[b] = c
                     break
                 se = 0.0

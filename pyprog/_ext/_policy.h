@@ -43,10 +43,13 @@ static inline double pyprog_tanh(double x) {
 
 /* float32 primitives, branch-free so that they vectorise at 16 (AVX-512) or 8 lanes.
    exp: x = k ln2 + r, |r| <= ln2 / 2, exp(r) by its Taylor polynomial to r^7 (truncation
-   below 2e-8 relative), 2^k through the exponent bits; x is clamped to [−87, 88] (exp
-   stays a normal float; a NaN stays NaN). */
+   below 2e-8 relative), 2^k through the exponent bits as 2^(k>>1) · 2^(k − (k>>1)), two
+   normal floats, so that exp(x) for x in [−104, −87] is the subnormal it is (as NumPy's
+   float32 exp), not clamped to exp(−87) = 1.6e-38: an action whose logit trails by more
+   than 87 gets probability ~0, as in the NumPy twin (issue 35, item 4). x is clamped to
+   [−104, 88] (below −104 exp rounds to 0; a NaN stays NaN). */
 static inline float pyprog_exp_f32(float x) {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    x = x < -104.0f ? -104.0f : (x > 88.0f ? 88.0f : x);
     float k = __builtin_roundf(x * 1.44269504f);
     float r = (x - k * 0.693145752f) - k * 1.42860677e-6f; /* ln2 = hi + lo, hi exact in k */
     float q = 1.0f / 5040.0f;
@@ -57,8 +60,9 @@ static inline float pyprog_exp_f32(float x) {
     q = q * r + 0.5f;
     q = q * r + 1.0f;
     q = q * r + 1.0f;
-    union { int32_t i; float f; } scale = {.i = ((int32_t)k + 127) << 23};
-    return q * scale.f;
+    int32_t k1 = (int32_t)k >> 1, k2 = (int32_t)k - k1; /* each in [−75, 64]: normal */
+    union { int32_t i; float f; } s1 = {.i = (k1 + 127) << 23}, s2 = {.i = (k2 + 127) << 23};
+    return (q * s1.f) * s2.f;
 }
 /* tanh: x P(x²) / Q(x²), a rational minimax fit on [0, 9] (degrees 9 and 8; relative error
    2.1e-8 in exact arithmetic; in float32 within 6.2 ulp of tanh in 10⁶ samples of [0, 20],

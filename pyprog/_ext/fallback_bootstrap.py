@@ -10,7 +10,14 @@ import numpy as np
 
 from pyprog._ext._checks import input_array, same_shape, typed_array
 
-__all__ = ["one_se_choice", "one_se_gaps", "one_se_pick", "signed_rows", "wild_bootstrap_t"]
+__all__ = [
+    "LOSS_RTOL",
+    "one_se_choice",
+    "one_se_gaps",
+    "one_se_pick",
+    "signed_rows",
+    "wild_bootstrap_t",
+]
 
 
 # --- wild bootstrap of a linear forecast (issue 10) ------------------------------------
@@ -67,6 +74,12 @@ def wild_bootstrap_t(signs, e, zeta, P, K, v):
 
 # --- the one-standard-error choice in every bootstrap replicate (issue 18) ------------
 
+#: Mean backtest losses within this fraction of the best candidate's mean absolute
+#: per-origin loss are ties (issue 35, item 5): on a constant or nearly constant series
+#: every candidate fits to rounding, and which one "wins" by 1e-16 would depend on the
+#: backend and the float32 replicates; a tie goes to the first candidate (least noisy).
+LOSS_RTOL = 1e-6
+
 
 def one_se_gaps(losses, step):
     """Each candidate's mean backtest loss above the best one's, and its standard error.
@@ -93,9 +106,16 @@ def one_se_gaps(losses, step):
 
 def one_se_pick(losses, step, se_rule):
     """The first candidate within ``se_rule`` standard errors of the best, per row of
-    ``losses`` (b, candidates, origins); 0 where none has a finite mean loss."""
+    ``losses`` (b, candidates, origins), or tied with it (a gap of at most
+    :data:`LOSS_RTOL` times the best's mean ``|loss|``); 0 where none has a finite mean."""
     gap, se = one_se_gaps(losses, step)
-    ok = np.isfinite(gap) & ((gap <= se_rule * se) | (gap == 0.0))
+    b, _, m = losses.shape
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = losses.sum(axis=2) / m if m else np.full(gap.shape, np.inf)
+        best = np.argmin(np.where(np.isfinite(mean), mean, np.inf), axis=1)
+        scale = np.abs(losses[np.arange(b), best]).sum(axis=1) / max(m, 1)
+    tie = np.where(np.isfinite(scale), LOSS_RTOL * scale, 0.0)[:, None]
+    ok = np.isfinite(gap) & ((gap <= se_rule * se) | (gap <= tie))
     return np.argmax(ok, axis=1)
 
 
@@ -108,7 +128,8 @@ def one_se_choice(F, S1, W, usable, step, se_rule):
     ``usable[c]`` is false. The best candidate has the least mean loss; the choice is the
     first candidate whose mean loss is within ``se_rule`` standard errors of the best's,
     the standard error that of the per-origin loss differences to the best, taken at
-    every ``step``-th origin (``ddof = 1``; 0 with a single one). A candidate whose mean
+    every ``step``-th origin (``ddof = 1``; 0 with a single one), or tied with it (a gap
+    of at most ``LOSS_RTOL`` = 1e-6 times the best's mean ``|L|``). A candidate whose mean
     is not finite is never chosen; with none finite, candidate 0.
     :func:`pyprog.forecast.selection.choose` on the same losses, replicate by replicate,
     without the (B, C, m) arrays of losses and differences.

@@ -45,6 +45,29 @@ def _check_output(option: str, path: str | None) -> None:
     if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         why = "is a directory" if os.path.isdir(path) else f"no writable directory {folder}"
         raise ValueError(f"cannot write {option} {path}: {why}")
+    if option == "--plot":  # matplotlib picks the format from the suffix: check it now
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        suffix = os.path.splitext(path)[1].lower().lstrip(".")
+        if suffix not in formats:
+            raise ValueError(
+                f"cannot write --plot {path}: the suffix names the figure's format; use one "
+                f"of {', '.join('.' + f for f in sorted(formats))} (e.g. forecast.png)"
+            )
+
+
+def _json_ready(value):
+    """``value`` with every non-finite float as None: JSON has no NaN or Infinity."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    return value
 
 
 def cmd(args: argparse.Namespace) -> int:
@@ -57,6 +80,8 @@ def cmd(args: argparse.Namespace) -> int:
 
     _check_output("--json", args.json)
     _check_output("--plot", args.plot)
+    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
+        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
 
     with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
         warnings.simplefilter("always")
@@ -75,8 +100,10 @@ def cmd(args: argparse.Namespace) -> int:
     for w in caught:
         print(f"pyprog forecast: warning: {w.message}", file=sys.stderr)
     summary = result.as_dict()
-    level = f"{1 - args.alpha:.0%}"
-    if args.basis != "auto":
+    level = f"{(1 - args.alpha) * 100:.12g}%"
+    if args.basis == "linear":
+        how = "linear"
+    elif args.basis != "auto":
         how = f"{args.basis}, d={summary['d']}"
     elif args.candidates is None:
         how = "forecaster chosen by backtests"
@@ -130,7 +157,7 @@ def cmd(args: argparse.Namespace) -> int:
     if args.json:
         try:
             with open(args.json, "w") as fh:
-                json.dump(summary, fh, indent=1)
+                json.dump(_json_ready(summary), fh, indent=1, allow_nan=False)
                 fh.write("\n")
         except OSError as exc:
             raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None

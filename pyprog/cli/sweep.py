@@ -63,6 +63,12 @@ def cmd(args: argparse.Namespace) -> int:
         f"{report['ran']} runs done, {report['already_stored']} already in {args.store} "
         f"({report['total']} in the sweep)"
     )
+    if args.name is not None and report["already_stored"]:  # their tag is the first sweep's
+        print(
+            f"the {report['already_stored']} already stored keep the tag they were stored "
+            f"with; `pyprog best --name {args.name}` sees only the {report['ran']} run(s) this "
+            "sweep stored"
+        )
     return 0
 
 

@@ -378,6 +378,8 @@ def run_grid(
     """
     # validate the environments and settings here, before anything is written or any
     # worker starts
+    if not str(out).strip():  # Path("") is ".": the files would land where nobody asked
+        raise ValueError("--out must name a folder, e.g. runs/reco; got an empty path")
     tasks = grid_tasks(envs, algos, speeds, seeds, episodes, hyper, horizon, dtype)
     out = Path(out)
     created = [p for p in (out, *out.parents) if not p.exists()]

@@ -8,8 +8,9 @@ every command: a run killed at any moment, even by SIGKILL, leaves whole, unique
 the same command computes only what is missing.
 
 A run that fails on its own — its learner diverges (:class:`NonFiniteParametersError`, a
-``FloatingPointError``) or its environment returns something unusable
-(:class:`~pyprog.runner.checks.EnvironmentReturnError`) — does not stop the others: it
+``FloatingPointError``), its environment returns something unusable
+(:class:`~pyprog.runner.checks.EnvironmentReturnError`), or its update raises for any reason
+(:class:`~pyprog.runner.checks.UpdateError`) — does not stop the others: it
 is reported, with its key and hyper-parameters, after they finish, as a
 :class:`RunsFailedError` (a ``ValueError``; the CLI prints one line per failed run and exits
 2). A failed run is **not** written to the store: the store holds only whole results, so a
@@ -29,7 +30,7 @@ from pyprog.learn.hyperparams import Hyper, check_algo
 from pyprog.results.keys import RunKey, run_key
 from pyprog.results.store import ResultStore
 from pyprog.runner.adapter import check_env_spec
-from pyprog.runner.checks import EnvironmentReturnError
+from pyprog.runner.checks import EnvironmentReturnError, UpdateError
 from pyprog.runner.loop import RunResult, run
 from pyprog.runner.parallel import connect, execute
 
@@ -135,8 +136,10 @@ class RunsFailedError(ValueError):
 def run_task(task: Any) -> RunResult | RunFailure:
     """:func:`pyprog.run` of a task (anything with ``env``, ``algo``, ``speed``, ``seed``,
     ``episodes`` and ``hyper``); a module-level function, so that worker processes and Dask
-    can import it. A run that diverges or whose environment returns something unusable
-    gives a :class:`RunFailure` instead of raising: the other runs go on."""
+    can import it. A run that diverges, whose environment returns something unusable, or
+    whose update raises for any reason (e.g. a NaN log π in a float32 pass) gives a
+    :class:`RunFailure` naming the run and the cause instead of raising: the other runs go
+    on. (An environment that raises by itself still stops the command.)"""
     try:
         return run(
             task.env,
@@ -147,7 +150,7 @@ def run_task(task: Any) -> RunResult | RunFailure:
             hyper=task.hyper,
             horizon=getattr(task, "horizon", None),
         )
-    except (FloatingPointError, EnvironmentReturnError) as exc:
+    except (FloatingPointError, EnvironmentReturnError, UpdateError) as exc:
         return RunFailure(
             task.env,
             task.algo,
@@ -192,8 +195,9 @@ def run_tasks(
     Raises
     ------
     RunsFailedError
-        After every other run finished, if some runs failed on their own (diverged, or
-        their environment returned something unusable); they are not stored.
+        After every other run finished, if some runs failed on their own (diverged, their
+        environment returned something unusable, or their update raised); they are not
+        stored.
 
     Examples
     --------

@@ -174,6 +174,8 @@ def run_sweep(
     writer every command shares: same parameters, same result), after checking that the
     sweep has runs at all. ``name`` tags the sweep's rows for ``pyprog best --name``.
     """
+    if name is not None and not name.strip():
+        raise ValueError("--name must name the sweep; got an empty name (omit it for no tag)")
     if not tasks:
         raise ValueError("the sweep has no runs (check --speeds, --seeds and --settings)")
     return run_tasks(
@@ -206,11 +208,21 @@ def best_settings(store_path: str, sweep: str | None = None) -> tuple[dict, list
         ``left_out`` (how many were not), ``setting_hash`` and ``hyper`` (the winning
         setting).
     """
+    if sweep is not None and not sweep.strip():
+        raise ValueError("--name must name a sweep; got an empty name (omit it for every run)")
     with ResultStore(store_path, readonly=True) as store:
         lengths = store.lengths(sweep=sweep)
         if not lengths:
+            if sweep is None:
+                raise ValueError(f"the store {store_path} has no runs")
+            tags = store.sweeps()
+            known = ", ".join(
+                f"{'untagged' if t is None else repr(t)} ({n} runs)" for t, n in tags.items()
+            )
             raise ValueError(
-                f"the store {store_path} has no runs" + (f" of sweep {sweep!r}" if sweep else "")
+                f"the store {store_path} has no runs of sweep {sweep!r}; it holds "
+                f"{known or 'no runs'}. A run keeps the tag of the sweep that first stored "
+                "it: a sweep over settings already stored runs nothing new and tags nothing"
             )
         table: dict[str, dict[str, dict[str, Any]]] = {}
         rows: list[dict] = []

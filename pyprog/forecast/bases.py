@@ -24,6 +24,9 @@ __all__ = [
     "BASES",
     "DEFAULT_D",
     "MAX_DELTA",
+    "MAX_DESIGN_CELLS",
+    "MAX_FEATURES",
+    "check_delta",
     "forecast_design",
     "n_features",
     "resolve_d",
@@ -38,13 +41,24 @@ DEFAULT_D = 5
 #: Largest forecast horizon δ (episodes): φ* is a mean over δ future times, computed in
 #: chunks (constant memory, ~0.1 s per million times and feature).
 MAX_DELTA = 10**7
+#: Most features of a basis: beyond it no fit is conditioned well enough for a forecast
+#: (the WLS kernel refuses it), and the design alone would cost memory before that.
+MAX_FEATURES = 1000
+#: Largest design ``n × k`` (cells; 2^26, 512 MiB) built for one forecast.
+MAX_DESIGN_CELLS = 1 << 26
 _CHUNK = 1 << 16
 
 
 def _check_basis(basis: str, d: int) -> int:
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}; got {basis!r}")
-    return check_int("d", d, 1)
+    d = check_int("d", d, 1)
+    if d > MAX_FEATURES:
+        raise ValueError(
+            f"d must be at most {MAX_FEATURES} (MAX_FEATURES): no fit with more features is "
+            f"conditioned well enough for a forecast; got {d}"
+        )
+    return d
 
 
 def resolve_d(basis: str, d: int | None, what: str) -> int | None:
@@ -129,12 +143,13 @@ def time_index(n: int, delta: int = 1) -> tuple[np.ndarray, np.ndarray]:
     (array([0.2, 0.4, 0.6, 0.8]), array([1.]))
     """
     n = check_int("n", n, 1)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     scale = float(n + delta + int(0.05 * n))
     return np.arange(1, n + 1) / scale, np.arange(n + 1, n + delta + 1) / scale
 
 
-def _check_delta(delta: int) -> int:
+def check_delta(delta: int) -> int:
+    """A forecast horizon: an integer in [1, :data:`MAX_DELTA`] (ValueError otherwise)."""
     delta = check_int("delta", delta, 1)
     if delta > MAX_DELTA:
         raise ValueError(f"delta must be at most {MAX_DELTA} (MAX_DELTA) episodes; got {delta}")
@@ -163,6 +178,7 @@ def forecast_design(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Regression design of a forecast from ``n`` past episodes, ``delta`` episodes ahead.
 
+    ``d`` is at most :data:`MAX_FEATURES` and ``n·k`` at most :data:`MAX_DESIGN_CELLS`.
     ``delta`` is at most :data:`MAX_DELTA`; ``φ*`` is summed in chunks, so a long horizon
     costs time (about 0.1 s per million episodes and feature) but no memory.
 
@@ -180,6 +196,12 @@ def forecast_design(
     ((10, 3), (3,))
     """
     n = check_int("n", n, 1)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     d = _check_basis(basis, d)
+    k = n_features(basis, d)
+    if n * k > MAX_DESIGN_CELLS:
+        raise ValueError(
+            f"basis {basis!r} with {k} features on {n} episodes needs a design of {n * k:.3g} "
+            f"cells, more than the {MAX_DESIGN_CELLS} allowed (MAX_DESIGN_CELLS); use a smaller d"
+        )
     return _design(n, delta, basis, d)

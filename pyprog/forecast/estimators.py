@@ -23,6 +23,7 @@ Example: forecast a policy's performance from logged data in five lines::
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +31,12 @@ import numpy as np
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features, resolve_d
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
-from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
+from pyprog.forecast.intervals import (
+    check_alpha,
+    check_interval_dof,
+    check_n_boot,
+    forecast_interval,
+)
 from pyprog.forecast.post_selection import selected_interval
 from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.utils.validation import (
@@ -458,6 +464,7 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
     f, dfdy, dfdw = solve(phi, weights, y, phi_star, what)
     grad = dfdy if ratios is None else dfdw * kappa
     check_representable(what, f=f, grad=grad, error=ForecastError)
+    f = float(f)
     extra = {"model": str(fc)}
     if sel is not None:
         extra.update(
@@ -467,6 +474,14 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
         )
     if alpha is None:
         return Forecast(f, grad, **extra)
+    # the chosen model's residual degrees of freedom, fixed basis and "auto" alike
+    check_interval_dof(weights, fc.features, f"{what} ({fc})")
+    if sel is not None and not any(math.isfinite(v) for v in sel.scores.values()):
+        raise ForecastError(
+            f"{what}: no candidate could be scored by the backtests "
+            f"({int(np.count_nonzero(weights))} of {len(y)} episodes have non-zero weight); "
+            "no interval after the selection; more episodes of non-zero weight are needed"
+        )
     if sel is not None:
         low, high, _ = selected_interval(
             y, ratios, sel, value=f, alpha=alpha, n_boot=n_boot, seed=seed, what=what
@@ -476,4 +491,6 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
             phi, weights, y, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, value=f
         )
         low, high = ci.low, ci.high
-    return Forecast(f, grad, low, high, **extra)
+    # plain floats whichever path computed them (NumPy scalars print and compare alike,
+    # but are not JSON-serialisable by every library)
+    return Forecast(float(f), grad, float(low), float(high), **extra)

@@ -33,6 +33,7 @@ from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis
 from pyprog.utils.validation import check_int, check_representable
 
 __all__ = [
+    "MAX_WINDOW",
     "BasisForecaster",
     "EWMAForecaster",
     "ForecastError",
@@ -40,6 +41,12 @@ __all__ = [
     "WindowForecaster",
     "parse_forecaster",
 ]
+
+
+#: Largest window ``k`` and half-life of the local forecasters (episodes): longer than any
+#: log a machine holds, so a larger one is the same forecaster; bounded so that every
+#: index computed from them is a machine integer.
+MAX_WINDOW = 10**9
 
 
 class ForecastError(ValueError):
@@ -65,8 +72,9 @@ class Forecaster:
 
     @property
     def min_episodes(self) -> int:
-        """The fewest episodes with non-zero weight for a forecast with an interval (k + 1)."""
-        return self.features + 1
+        """The fewest episodes with non-zero weight for a forecast with an interval (k + 2:
+        two residual degrees of freedom, :data:`pyprog.forecast.intervals.MIN_RESIDUAL_DOF`)."""
+        return self.features + 2
 
     def weights(self, n: int, delta: int = 1) -> np.ndarray:
         """NIS forecast weights ζ, shape (n,): the forecast is ``ζ·Ĵ`` (data-independent).
@@ -119,6 +127,8 @@ def solve(phi, weights, y, phi_star, what: str):
 
 @lru_cache(maxsize=4096)
 def _nis_weights(forecaster: Forecaster, n: int, delta: int) -> np.ndarray:
+    if forecaster.features > n:  # before the design is built: it would be n × features
+        raise ForecastError(f"{forecaster}: needs at least {forecaster.features} episodes; got {n}")
     phi, phi_star, kappa = forecaster.design(n, delta)
     if np.count_nonzero(kappa) < forecaster.features:
         raise ForecastError(f"{forecaster}: needs at least {forecaster.features} episodes; got {n}")
@@ -189,6 +199,8 @@ class WindowForecaster(Forecaster):
 
     def __post_init__(self):
         check_int("k", self.k, 1)
+        if self.k > MAX_WINDOW:
+            raise ValueError(f"k must be at most {MAX_WINDOW} (MAX_WINDOW); got {self.k}")
 
     def __str__(self) -> str:
         return f"window(k={self.k})"
@@ -214,11 +226,16 @@ class EWMAForecaster(Forecaster):
 
     def __post_init__(self):
         h = self.halflife
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < np.inf:
-            raise ValueError(f"halflife must be a positive finite number; got {h!r}")
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h <= MAX_WINDOW:
+            raise ValueError(
+                f"halflife must be a number > 0 and <= {MAX_WINDOW} (MAX_WINDOW); got {h!r}"
+            )
 
     def __str__(self) -> str:
-        return f"ewma(halflife={self.halflife:g})"
+        # short where that is exact, else every digit: the name parses back to this forecaster
+        h = float(self.halflife)
+        text = f"{h:g}" if float(f"{h:g}") == h else repr(h)
+        return f"ewma(halflife={text})"
 
     def design(self, n, delta):
         phi, phi_star = _constant_design(n)
@@ -229,7 +246,8 @@ class EWMAForecaster(Forecaster):
 
 _PATTERN = re.compile(
     r"^\s*(?:(?P<basis>fourier|poly)\(d=(?P<d>\d+)\)|(?P<linear>linear)"
-    r"|window\(k=(?P<k>\d+)\)|ewma\(halflife=(?P<h>[0-9.eE+]+)\))\s*$"
+    r"|window\(k=(?P<k>\d+)\)"
+    r"|ewma\(halflife=(?P<h>[+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\))\s*$"
 )
 
 

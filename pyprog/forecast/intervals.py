@@ -42,21 +42,32 @@ from pyprog.forecast.forecasters import ForecastError
 __all__ = [
     "MAX_BOOT",
     "MAX_BOOT_SIGNS",
+    "MIN_ALPHA",
     "MIN_BOOT",
+    "MIN_RESIDUAL_DOF",
     "BootstrapInterval",
     "check_alpha",
+    "check_interval_dof",
     "check_n_boot",
     "forecast_interval",
     "power_of_two",
     "rademacher_signs",
 ]
 
+#: The smallest significance level: below it ``1 − alpha/2`` is within a few roundings of
+#: 1, the normal quantiles of the widenings after ``basis="auto"`` stop being finite, and
+#: no bootstrap of at most :data:`MAX_BOOT` draws resolves the tail anyway.
+MIN_ALPHA = 1e-12
 #: The fewest bootstrap draws accepted: the tails of t* need at least this many.
 MIN_BOOT = 100
 #: The most bootstrap draws accepted (10^6: quantiles far finer than any interval needs).
 MAX_BOOT = 10**6
 #: The most Rademacher signs (draws × episodes) of one interval: 2^30, 128 MiB packed.
 MAX_BOOT_SIGNS = 1 << 30
+#: The fewest residual degrees of freedom (episodes of non-zero weight minus features) of
+#: an interval. With one, the residuals span a single direction: the bootstrap's
+#: standard errors ``ŝ*`` are rounding noise and the interval is meaningless (issue 35).
+MIN_RESIDUAL_DOF = 2
 
 
 class BootstrapInterval(NamedTuple):
@@ -73,10 +84,15 @@ class BootstrapInterval(NamedTuple):
 
 
 def check_alpha(alpha: float) -> float:
-    """A significance level lies strictly between 0 and 1."""
+    """A significance level lies strictly between 0 and 1, and is at least :data:`MIN_ALPHA`."""
     ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
     if not ok or not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05; got {alpha!r}")
+    if alpha < MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {MIN_ALPHA:g} (MIN_ALPHA): a smaller level is within "
+            f"rounding of a 100% interval, which no bootstrap resolves; got {alpha!r}"
+        )
     return float(alpha)
 
 
@@ -101,6 +117,26 @@ def check_n_boot(n_boot: int, n: int | None = None) -> int:
             f"{n} episodes (n_boot × episodes <= 2^30)"
         )
     return int(n_boot)
+
+
+def check_interval_dof(weights, k: int, what: str = "the interval") -> int:
+    """The number of episodes of non-zero weight, after checking that they exceed the
+    ``k`` features by at least :data:`MIN_RESIDUAL_DOF`; else a ForecastError that says
+    how many are needed.
+
+    Examples
+    --------
+    >>> check_interval_dof(np.ones(4), 2)
+    4
+    """
+    used = int(np.count_nonzero(weights))
+    if used - k < MIN_RESIDUAL_DOF:
+        raise ForecastError(
+            f"{what}: a confidence interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
+            f"of non-zero weight for {k} feature(s) ({MIN_RESIDUAL_DOF} residual degrees of "
+            f"freedom, to estimate the noise); got {used}; use a smaller d or more episodes"
+        )
+    return used
 
 
 def _generator(seed) -> np.random.Generator:
@@ -138,15 +174,19 @@ def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
 def _weighted_fit(phi: np.ndarray, weights: np.ndarray, y: np.ndarray, phi_star: np.ndarray):
     """Forecast weights, fit, leverages and hat-matrix factors of a weighted fit.
 
-    Through the thin SVD ``√Λ Φ = U S Vᵀ`` (no normal equations): ``A⁻¹ = V S⁻² Vᵀ``,
-    ``P = Φ A⁻¹``, ``K = ΛΦ``, ``ζ = K A⁻¹ φ*``, ``ŷ = P Kᵀ y`` and ``h_i = ‖U_i‖²``.
+    Through the thin SVD ``√Λ Φ = U S Vᵀ`` (no normal equations): with ``R = V S⁻¹``,
+    ``P = Φ R``, ``K = ΛΦ R`` (``= √Λ U``), so that ``P Kᵀ = Φ A⁻¹ ΦᵀΛ`` is the hat matrix;
+    ``ζ = K Rᵀφ*``, ``ŷ = P Kᵀ y`` and ``h_i = ‖U_i‖²``. The factors are in the
+    orthonormal coordinates of the fit, not Φ's: an ill-conditioned basis (poly) gives
+    no large entries that cancel in the bootstrap's ``Σ v r*²`` (issue 35: the backends
+    then agree to 1e-9, not 1e-8).
     """
     root = np.sqrt(weights)
     U, S, Vt = np.linalg.svd(root[:, None] * phi, full_matrices=False)
-    A_inv = (Vt.T / S**2) @ Vt
-    P = np.ascontiguousarray(phi @ A_inv)
-    K = np.ascontiguousarray(weights[:, None] * phi)
-    zeta = K @ (A_inv @ phi_star)
+    R = Vt.T / S
+    P = np.ascontiguousarray(phi @ R)
+    K = np.ascontiguousarray(weights[:, None] * P)
+    zeta = K @ (R.T @ phi_star)
     fitted = P @ (K.T @ y)
     leverage = np.einsum("ij,ij->i", U, U)
     return zeta, fitted, leverage, P, K
@@ -171,7 +211,8 @@ def forecast_interval(
     phi : ndarray of float64, shape (N, k)
         Design (e.g. from :func:`pyprog.forecast_design`); full column rank on the
         episodes of non-zero weight (the caller checks that, see
-        :func:`pyprog.nwis_forecast`), and more such episodes than features.
+        :func:`pyprog.nwis_forecast`), and at least ``k + 2`` such episodes
+        (:data:`MIN_RESIDUAL_DOF`).
     weights : ndarray of float64, shape (N,)
         ``λ_i >= 0``; ones for NIS.
     y : ndarray of float64, shape (N,)
@@ -212,12 +253,7 @@ def forecast_interval(
     """
     alpha = check_alpha(alpha)
     n_boot = check_n_boot(n_boot, len(y))
-    used, k = int(np.count_nonzero(weights)), phi.shape[1]
-    if used <= k:
-        raise ForecastError(
-            f"d: a confidence interval needs more episodes (of non-zero weight) than basis "
-            f"features, to estimate the noise; got {used} for {k}; use a smaller d"
-        )
+    check_interval_dof(weights, phi.shape[1], "d")
     yscale, wscale = power_of_two(np.max(np.abs(y))), power_of_two(np.max(weights))
     ys, ws = y / yscale, weights / wscale
     zeta, fitted, leverage, P, K = _weighted_fit(phi, ws, ys, phi_star)
@@ -247,8 +283,17 @@ def forecast_interval(
 
 
 def power_of_two(x) -> float:
-    """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor."""
+    """A power of 2 near ``x`` (1 for 0 or non-finite): an exact rescaling factor.
+
+    ``2^e`` with ``x < 2^e <= 2x``, at most ``2^1023`` (the largest float64 power of 2), so
+    ``x / power_of_two(x)`` lies in [0.5, 2) for every finite ``x > 0``.
+
+    Examples
+    --------
+    >>> power_of_two(3.0), power_of_two(1.7e308) == 2.0**1023
+    (4.0, True)
+    """
     x = float(x)
     if not (x > 0 and math.isfinite(x)):
         return 1.0
-    return math.ldexp(1.0, math.frexp(x)[1])
+    return math.ldexp(1.0, min(math.frexp(x)[1], 1023))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,8 @@ from pyprog.forecast.estimators import (
     nwis_forecast,
     pdis,
 )
-from pyprog.forecast.forecasters import Forecaster, ForecastError
+from pyprog.forecast.forecasters import Forecaster, ForecastError, WindowForecaster
+from pyprog.forecast.intervals import MIN_RESIDUAL_DOF, power_of_two
 from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
 from pyprog.forecast.selection import min_episodes_auto, parse_candidates
@@ -116,7 +118,7 @@ class LogForecast:
                 if isinstance(self.safety, Exception)
                 else self.safety.as_dict()
             ),
-            "past_mean_pdis": float(self.estimates.mean()),
+            "past_mean_pdis": _mean(self.estimates),
         }
 
     def plot(self, path: str | os.PathLike | None = None):
@@ -140,6 +142,12 @@ class LogForecast:
             path=path,
             model=nis_model,
         )
+
+
+def _mean(x: np.ndarray) -> float:
+    """The mean, rescaled by a power of 2 first: no overflow for values near ±1.8e308."""
+    scale = power_of_two(np.max(np.abs(x))) if len(x) else 1.0
+    return float(np.mean(x / scale)) * scale
 
 
 def forecast_logs(
@@ -235,13 +243,22 @@ def forecast_logs(
                 f"{logs.episodes} episode(s); basis='auto' needs at least {need} for "
                 f"delta={delta} (its backtests)"
             )
+        for c in candidates or ():
+            if isinstance(c, WindowForecaster) and c.k > logs.episodes:
+                warnings.warn(
+                    f"candidates: {c} is longer than the log ({logs.episodes} episodes): it "
+                    f"is the mean of all of them, the same as window(k={logs.episodes})",
+                    UserWarning,
+                    stacklevel=2,
+                )
     else:
         k = n_features(basis, d)
-        if logs.episodes <= k:
+        if logs.episodes < k + MIN_RESIDUAL_DOF:
             raise LogFormatError(
                 f"{logs.where(-1)}, column 'episode': only "
                 f"{logs.episodes} episode(s), and the {basis} basis with d={d} has {k} "
-                "features; an interval needs more episodes than features (use a smaller d)"
+                f"features; an interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
+                "(use a smaller d)"
             )
     opts = dict(alpha=alpha, n_boot=n_boot, seed=seed, candidates=candidates)
     shape = dict(delta=delta, basis=basis, d=d)

@@ -58,8 +58,10 @@ __all__ = [
 
 #: The columns a log file must have.
 COLUMNS = ("episode", "step", "reward", "log_pi", "log_beta")
-#: Longest header line read (bytes): a file without a newline in its first MiB is not a log.
+#: Longest line read (bytes): a file without a newline in its first MiB is not a log.
 MAX_LINE_BYTES = 1 << 20
+# the file is checked in blocks of this many bytes before it is parsed
+_BLOCK = 1 << 22
 #: Largest absolute episode id or step (2^53: float64 holds every integer up to it).
 MAX_EPISODE_ID = 2**53
 #: Largest N·H of the padded (N, H) views of :class:`Logs` (2^26 cells: 512 MiB each).
@@ -271,15 +273,40 @@ def _header(path) -> tuple[list[int], int]:
             f"no end of line in the first {MAX_LINE_BYTES} bytes; expected a CSV header "
             f"{','.join(COLUMNS)}",
         )
+    if b"\r" in raw.rstrip(b"\r\n"):
+        raise _fail(
+            path,
+            1,
+            None,
+            "the lines end with a lone carriage return (CR, classic Mac OS); save the file "
+            "with LF or CRLF line endings (e.g. tr '\\r' '\\n' < old.csv > new.csv)",
+        )
     names = [h.strip() for h in next(csv.reader([_decode(path, 1, raw)]))]
     for name in COLUMNS:
         if name not in names:
+            hint = ""
+            for sep, called in ((";", "semicolons"), ("\t", "tabs")):
+                if len(names) == 1 and sep in names[0]:
+                    hint = (
+                        f"; the header is separated by {called}: pyprog reads comma-separated "
+                        "values, save the file with ',' as the delimiter"
+                    )
             raise _fail(
                 path,
                 1,
                 name,
                 f"missing column; the header must name "
-                f"{', '.join(COLUMNS)} (got {', '.join(names) or 'nothing'})",
+                f"{', '.join(COLUMNS)} (got {', '.join(names) or 'nothing'}){hint}",
+            )
+    for name in dict.fromkeys(names):
+        if names.count(name) > 1:
+            where = [i + 1 for i, n in enumerate(names) if n == name]
+            raise _fail(
+                path,
+                1,
+                name,
+                f"the column appears {len(where)} times (fields {', '.join(map(str, where))}); "
+                "each column must be named once",
             )
     return [names.index(name) for name in COLUMNS], len(names)
 
@@ -312,6 +339,70 @@ def _find_bad_field(path, index: list[int], n_fields: int) -> LogFormatError | N
             if not _NUMBER.fullmatch(fields[i]):
                 return _fail(path, lineno, name, f"{fields[i].strip()!r} is not a number")
     return None
+
+
+def _check_field_counts(path, body: bytes, first_line: int, n_fields: int) -> None:
+    """Every non-blank line of ``body`` (whole lines) has ``n_fields`` fields, else a
+    LogFormatError naming the first that does not (more fields are not dropped)."""
+    arr = np.frombuffer(body, dtype=np.uint8)
+    ends = np.flatnonzero(arr == ord("\n"))
+    if b'"' in body:  # quoted fields may hold commas: count them as the csv module does
+        suspects = range(len(ends))
+    else:
+        # commas per line: each comma's line by a binary search among the line ends
+        line_of = np.searchsorted(ends, np.flatnonzero(arr == ord(",")))
+        commas = np.bincount(line_of, minlength=len(ends))
+        suspects = np.flatnonzero(commas != n_fields - 1)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    for k in suspects:
+        raw = body[starts[k] : ends[k] + 1]
+        if not raw.strip():
+            continue  # blank lines are skipped
+        try:
+            fields = next(csv.reader([_decode(path, first_line + int(k), raw)]))
+        except csv.Error as exc:
+            raise _fail(path, first_line + int(k), None, f"not a CSV row ({exc})") from None
+        if len(fields) != n_fields:
+            raise _fail(
+                path,
+                first_line + int(k),
+                None,
+                f"{len(fields)} fields where the header has {n_fields}"
+                + (" (a decimal comma?)" if len(fields) > n_fields else ""),
+            )
+
+
+def _scan(path, n_fields: int) -> None:
+    """One pass over the file in blocks of :data:`_BLOCK` bytes, before any parsing: no
+    line longer than :data:`MAX_LINE_BYTES` (a file of NUL bytes is refused at once, not
+    after reading it whole), and every row with as many fields as the header."""
+    with open(path, "rb") as fh:
+        fh.readline(MAX_LINE_BYTES + 1)
+        line, carry = 2, b""
+        while True:
+            block = fh.read(_BLOCK)
+            data = carry + block
+            cut = data.rfind(b"\n") + 1 if block else len(data)
+            body, carry = data[:cut], data[cut:]
+            if len(carry) > MAX_LINE_BYTES:
+                raise _fail(path, line + body.count(b"\n"), None, _too_long())
+            if body:
+                if not body.endswith(b"\n"):
+                    body += b"\n"
+                lengths = np.diff(np.flatnonzero(np.frombuffer(body, np.uint8) == 10), prepend=-1)
+                if lengths.max() > MAX_LINE_BYTES:
+                    raise _fail(path, line + int(np.argmax(lengths)), None, _too_long())
+                _check_field_counts(path, body, line, n_fields)
+                line += body.count(b"\n")
+            if not block:
+                return
+
+
+def _too_long() -> str:
+    return (
+        f"a line of more than {MAX_LINE_BYTES} bytes (pyprog.forecast.logs.MAX_LINE_BYTES); "
+        "not a log of steps (a file of NUL bytes, or a binary file?)"
+    )
 
 
 def _line_numbers(path, rows: np.ndarray) -> np.ndarray:
@@ -396,6 +487,7 @@ def read_logs(path) -> Logs:
     """
     try:
         index, n_fields = _header(path)
+        _scan(path, n_fields)
         data = _load(path, index, n_fields)
     except OSError as exc:
         raise LogFormatError(f"{os.fspath(path)}: cannot read: {exc.strerror or exc}") from None
@@ -418,10 +510,17 @@ def read_logs(path) -> Logs:
             lambda v: f"{v} is not allowed; every value must be a finite number",
         )
     for name in ("log_pi", "log_beta"):
+        col = data[:, COLUMNS.index(name)]
+        hint = ""
+        if np.all((col >= 0.0) & (col <= 1.0)):
+            hint = (
+                f"; every {name} is in [0, 1]: probabilities? the column holds their "
+                f"logarithms ({name} = log p)"
+            )
         bad(
-            data[:, COLUMNS.index(name)] > 0.0,
+            col > 0.0,
             name,
-            lambda v: f"{v:g} is a log-probability > 0 (a probability > 1)",
+            lambda v, h=hint: f"{v:g} is a log-probability > 0 (a probability > 1){h}",
         )
     episode, step = data[:, 0], data[:, 1]
     for name, col in (("episode", episode), ("step", step)):

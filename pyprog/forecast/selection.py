@@ -59,6 +59,7 @@ import scipy.stats
 
 from pyprog._ext.fallback_bootstrap import one_se_gaps, one_se_pick
 from pyprog.forecast.backtests import nwis_backtest_rows
+from pyprog.forecast.bases import check_delta
 from pyprog.forecast.forecasters import (
     Forecaster,
     ForecastError,
@@ -128,9 +129,11 @@ def min_episodes_auto(delta: int = 1) -> int:
     >>> min_episodes_auto(1), min_episodes_auto(5)
     (5, 13)
     """
-    delta = check_int("delta", delta, 1)
-    n = delta + MIN_ORIGINS
-    while len(_origins(n, delta)) < MIN_ORIGINS:
+    delta = check_delta(delta)
+    # origins run from n//2 to n − δ: MIN_ORIGINS of them once ⌈n/2⌉ >= δ + MIN_ORIGINS − 1
+    # (O(1), not a search over n: issue 35, item 11)
+    n = max(delta + MIN_ORIGINS, 2 * (delta + MIN_ORIGINS - 1) - 1)
+    while len(_origins(n, delta)) < MIN_ORIGINS:  # never taken; kept as the definition
         n += 1
     return n
 
@@ -358,6 +361,10 @@ def select_forecaster(
     delta = check_int("delta", delta, 1)
     n = len(y)
     cands = parse_candidates(candidates)
+    named: dict[str, Forecaster] = {}
+    for c in cands:  # a candidate named twice is one candidate (and plausible once)
+        named.setdefault(str(c), c)
+    cands = tuple(named.values())
     need = min_episodes_auto(delta)
     if n < need:
         raise ForecastError(

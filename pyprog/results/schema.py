@@ -217,8 +217,30 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's SQLITE_FULL or the system's ENOSPC/EDQUOT."""
+    import errno
+
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
+        return True
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return "database or disk is full" in str(exc)
+
+
 def damaged(path: Path, exc: BaseException) -> StoreError:
-    """A read or write that SQLite refused on an opened store: one line, what to do."""
+    """A read or write that SQLite refused on an opened store: one line, what to do.
+
+    A full disk is not damage (issue 35, item 12): SQLite rolls the failed transaction
+    back, so every run committed before is intact and the same command resumes.
+    """
+    if disk_full(exc):
+        return StoreError(
+            f"the disk holding the store {path} is full ({type(exc).__name__}: {exc}); the "
+            "store is intact (the failed write was rolled back, the runs stored before are "
+            "kept): free some space and run the same command again to resume"
+        )
     return StoreError(
         f"the store {path} is damaged or not readable ({type(exc).__name__}: {exc}); "
         "restore it from a copy, or start a new store"

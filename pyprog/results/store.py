@@ -388,6 +388,16 @@ class ResultStore:
         rows = self._select("env, algo, speed, setting_hash, seed", where, order=False)
         return {(r[0], r[1], speed_from_column(r[2]), r[3], int(r[4])) for r in rows}
 
+    def sweeps(self) -> Counter[str | None]:
+        """How many runs each sweep tag holds (None: runs stored without a tag).
+
+        Examples
+        --------
+        >>> # store.sweeps()  ->  Counter({"A": 18, None: 3})
+        """
+        rows = self._select("sweep", self._where(None, None, None, None), False)
+        return Counter(r[0] for r in rows)
+
     def lengths(self, sweep: str | None = None) -> dict[tuple[str, float], Counter[int]]:
         """How many runs of each length (episodes) are stored, per (env, speed).
 

@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "EnvironmentReturnError",
+    "UpdateError",
     "bad_observation",
     "check_expected_rewards",
     "check_return",
@@ -33,6 +34,17 @@ class EnvironmentReturnError(ValueError):
     Examples
     --------
     >>> isinstance(EnvironmentReturnError("env 'x', episode 0, step 3: ..."), ValueError)
+    True
+    """
+
+
+class UpdateError(RuntimeError):
+    """A learner's update raised (e.g. a NaN log π from a float32 pass on huge observations);
+    the message names the env and the episode, the cause is chained.
+
+    Examples
+    --------
+    >>> isinstance(UpdateError("env 'x', episode 9: the update failed: ..."), RuntimeError)
     True
     """
 

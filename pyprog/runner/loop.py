@@ -37,6 +37,7 @@ from pyprog.runner.adapter import (
     resolve_env,
 )
 from pyprog.runner.checks import (
+    UpdateError,
     bad_observation,
     check_expected_rewards,
     check_return,
@@ -463,7 +464,14 @@ def train(
             else:
                 check_expected_rewards(name, k, optimal[k], expected[k])
         returns[k] = total
-        learner.end_episode()
+        try:
+            learner.end_episode()
+        except FloatingPointError:
+            raise  # a diverged learner says so itself
+        except Exception as exc:  # any other failure of the update: this run's (issue 35)
+            raise UpdateError(
+                f"env {name!r}, episode {k}: the update failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if callback is not None:
             callback(k, total)
     seconds = time.perf_counter() - start

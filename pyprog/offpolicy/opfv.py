@@ -52,8 +52,11 @@ from pyprog.offpolicy.time_features import (
 
 __all__ = ["DEFAULT_BLOCKS", "OPFVResult", "opfv", "opfv_select"]
 
-#: Default candidates of :func:`opfv_select`: 1, 2, 4, 8, 12, 26 and 52 blocks of a year.
-DEFAULT_BLOCKS = (1, 2, 4, 8, 12, 26, 52)
+#: Default candidates of :func:`opfv_select`: 1, 2, 4, ..., 64 blocks of a year. Nested (each
+#: block of one is a union of blocks of the next), so that a finer candidate is never more
+#: biased than a coarser one for any truth constant on the coarser blocks: the order
+#: Lepski's rule presumes. 64 blocks are 5.7 days each.
+DEFAULT_BLOCKS = (1, 2, 4, 8, 16, 32, 64)
 
 
 @dataclass(frozen=True)

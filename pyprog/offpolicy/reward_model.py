@@ -13,7 +13,8 @@ with an unpenalised intercept: β̂(λ) = argmin ‖y − ȳ − D_c β‖² + �
 design, so every action has its own intercept and slopes, shrunk towards the shared ones.
 
 The penalty minimises GCV(λ) = n·RSS(λ) / (n − df(λ))² (Golub, Heath & Wahba 1979) over a
-log grid of 40 values spanning 10⁻⁶ to 10³ times the mean eigenvalue of D_cᵀD_c. With
+log grid of 40 values spanning 10⁻⁶ to 10³ times the mean non-zero eigenvalue of D_cᵀD_c
+(so a constant column, all 0 once centred, changes nothing). With
 D_cᵀD_c = V diag(s²) Vᵀ and c = Vᵀ D_cᵀ(y − ȳ), everything is closed form from one
 eigendecomposition (p × p):
 
@@ -50,7 +51,7 @@ class ActionRidge:
         A: the last A columns of ``X`` are the one-hot action.
     alphas : array_like of float > 0, optional
         The penalties to choose among, on the scale of D_cᵀD_c's eigenvalues; default
-        mean eigenvalue × ``np.logspace(-6, 3, 40)``.
+        mean non-zero eigenvalue × ``np.logspace(-6, 3, 40)``.
 
     Attributes
     ----------
@@ -135,7 +136,8 @@ class ActionRidge:
         s2 = np.maximum(s2, 0.0)
         c = V.T @ dty
         yy = float(((y - mean_y) ** 2).sum())
-        scale = max(float(s2.mean()), np.finfo(float).tiny)
+        rank = max(int((s2 > 1e-10 * s2.max()).sum()), 1)  # constant columns add zeros
+        scale = max(float(s2.sum()) / rank, np.finfo(float).tiny)
         lam = self.alphas if self.alphas is not None else scale * np.logspace(-6, 3, 40)
         shrink = 1.0 / (s2[None, :] + lam[:, None])  # (L, p)
         rss = yy - 2.0 * (c**2 * shrink).sum(axis=1) + (s2 * c**2 * shrink**2).sum(axis=1)

@@ -112,7 +112,7 @@ def _vector(name: str, value, n: int | None, kind: str = "float") -> np.ndarray:
 def _first_bad(name: str, bad: np.ndarray, values: np.ndarray, allowed: str) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be {allowed}; got {values[i]!r} at row {i}")
+        raise ValueError(f"{name} must be {allowed}; got {values[i].item()!r} at row {i}")
 
 
 def check_action_dist(name: str, value, n: int, n_actions: int | None = None) -> np.ndarray:

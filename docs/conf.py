@@ -65,7 +65,7 @@ API_MODULES = {
         "pyprog.offpolicy.reward_model",
         "pyprog.offpolicy.crossfit",
         "pyprog.offpolicy.estimates",
-        "pyprog.offpolicy.opfv",
+        "pyprog.offpolicy.future",
     ],
     "learn": [
         "pyprog.learn.policies.base",

@@ -9,7 +9,7 @@ their weights and their times. From timestamped contextual-bandit rounds
   :mod:`.crossfit`); the default reward model :class:`ActionRidge` is a NumPy ridge
   regression with its penalty chosen by generalised cross-validation (:mod:`.reward_model`);
 * :func:`opfv`, :func:`opfv_select` — Shimizu et al.'s (KDD 2025) estimator of the value at
-  a future time, with a known time feature or one chosen from the data (:mod:`.opfv`);
+  a future time, with a known time feature or one chosen from the data (:mod:`.future`);
 * time features φ(t): :class:`PeriodBlocks`, :func:`DayOfWeek`, :class:`Crossed`
   (:mod:`.time_features`).
 
@@ -18,7 +18,7 @@ Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 
 from pyprog.offpolicy.crossfit import CrossFit, cross_fit
 from pyprog.offpolicy.estimates import ESTIMATORS, RoundEstimates, round_estimates
-from pyprog.offpolicy.opfv import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_select
+from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_select
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks

@@ -125,7 +125,7 @@ def round_estimates(
     pscore : array_like, shape (n,)
         π₀(a_i|x_i, t_i) in (0, 1].
     action_dist : array_like, shape (n, A), or callable
-        π_e(·|x_i, t_i), rows summing to 1; or ``policy(context, times) -> (n, A)``.
+        π_e(· | x_i, t_i), rows summing to 1; or ``policy(context, times) -> (n, A)``.
     estimator : {"dr", "dm", "is", "snis"}
         Also OBP's aliases "ipw" / "ips" (= "is") and "snipw" (= "snis").
     reward_model : scikit-learn-style regressor, optional

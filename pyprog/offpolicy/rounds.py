@@ -11,7 +11,7 @@ A log holds n rounds ``(x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i))``:
 * ``action`` — shape (n,), integers in ``[0, n_actions)``;
 * ``reward`` — shape (n,), finite;
 * ``pscore`` — shape (n,), π₀(a_i|x_i, t_i) in (0, 1] (OBP's name for the propensity);
-* ``action_dist`` — shape (n, A), π_e(·|x_i, t_i): each row in [0, 1] and summing to 1
+* ``action_dist`` — shape (n, A), π_e(· | x_i, t_i): each row in [0, 1] and summing to 1
   (to 1e-6).
 
 Every check raises ``ValueError`` naming the argument, the first bad row and what is
@@ -116,7 +116,7 @@ def _first_bad(name: str, bad: np.ndarray, values: np.ndarray, allowed: str) -> 
 
 
 def check_action_dist(name: str, value, n: int, n_actions: int | None = None) -> np.ndarray:
-    """π_e(·|x_i, t_i) as a float64 (n, A) array whose rows are probability vectors.
+    """π_e(· | x_i, t_i) as a float64 (n, A) array whose rows are probability vectors.
 
     Parameters
     ----------

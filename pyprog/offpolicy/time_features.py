@@ -16,7 +16,7 @@ period::
 
 Any object with an integer attribute ``n_levels`` and a method ``labels(times) -> (n,) int``
 in ``[0, n_levels)`` can be used wherever a time feature is accepted (the OPFV estimator of
-:mod:`pyprog.offpolicy.opfv`, the reward models' time inputs).
+:mod:`pyprog.offpolicy.future`, the reward models' time inputs).
 """
 
 from __future__ import annotations

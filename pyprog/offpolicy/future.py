@@ -2,9 +2,9 @@
 
 Shimizu, Kawamura, Muroi, Narita, Tateno, Udagawa & Saito (2025), "Off-Policy Evaluation
 and Learning for the Future under Non-Stationarity", KDD. Target: the value at a time t'
-after the log, V_{t'}(π_e) = E_{x∼p(x|t'), a∼π_e(·|x,t')} q(x, t', a). With a time feature
+after the log, V_{t'}(π_e) = E_{x∼p(x|t'), a∼π_e(· | x,t')} q(x, t', a). With a time feature
 φ (piecewise constant: the b-th of n blocks of a year, the day of week, ...), the rounds
-whose φ(t_i) equals φ(t') stand in for the unseen future (SPEC §2d):
+whose φ(t_i) equals φ(t') stand in for the unseen future (SPEC §2d)::
 
     V̂(t') = 1/n Σ_i [ 1{φ(t_i) = φ(t')} / P̂(φ(t')) · π_e(a_i|x_i, t') / π₀(a_i|x_i, t_i)
                         · (r_i − f̂(x_i, φ(t_i), a_i))
@@ -23,7 +23,7 @@ Two ways to pick φ:
 * known: pass ``time_feature`` to :func:`opfv` (e.g. ``PeriodBlocks(365.25, 8)``);
 * from the data, :func:`opfv_select`: among candidates ordered from coarse (low variance,
   possibly biased) to fine (less biased, noisier), for each target the coarsest candidate
-  whose estimate agrees with every finer one, |V̂_i − V̂_j| ≤ κ (ŝ_i + ŝ_j) for all j > i
+  whose estimate agrees with every finer one, abs(V̂_i − V̂_j) ≤ κ (ŝ_i + ŝ_j) for all j > i
   (κ = 2: the ±2 s.e. intervals overlap). This is Lepski's method as used for estimator
   selection in off-policy evaluation (SLOPE: Su, Srinath & Krishnamurthy 2020; Tucker &
   Lee 2021) — a bias–variance rule that needs no backtest, so it works for targets further

@@ -60,6 +60,15 @@ API_MODULES = {
         "pyprog.forecast.logged",
         "pyprog.forecast.plot",
     ],
+    "offpolicy": [
+        "pyprog.offpolicy",
+        "pyprog.offpolicy.rounds",
+        "pyprog.offpolicy.time_features",
+        "pyprog.offpolicy.reward_model",
+        "pyprog.offpolicy.crossfit",
+        "pyprog.offpolicy.estimates",
+        "pyprog.offpolicy.future",
+    ],
     "learn": [
         "pyprog.learn.policies.base",
         "pyprog.learn.policies.softmax",

@@ -1,0 +1,41 @@
+"""Per-round off-policy estimates of a contextual policy's value, and OPFV.
+
+The layer beneath the forecasters (:mod:`pyprog.forecast`), which only see estimates,
+their weights and their times. From timestamped contextual-bandit rounds
+(x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)):
+
+* :func:`round_estimates` — one pseudo-outcome per round, IS, self-normalised IS, direct
+  method or doubly robust, with the reward model cross-fitted (:mod:`.estimates`,
+  :mod:`.crossfit`); the default reward model :class:`ActionRidge` is a NumPy ridge
+  regression with its penalty chosen by generalised cross-validation (:mod:`.reward_model`);
+* :func:`opfv`, :func:`opfv_select` — Shimizu et al.'s (KDD 2025) estimator of the value at
+  a future time, with a known time feature or one chosen from the data (:mod:`.future`);
+* time features φ(t): :class:`PeriodBlocks`, :func:`DayOfWeek`, :class:`Crossed`
+  (:mod:`.time_features`).
+
+Inputs are checked once here (:mod:`.rounds`); errors name the argument.
+"""
+
+from pyprog.offpolicy.crossfit import CrossFit, cross_fit
+from pyprog.offpolicy.estimates import ESTIMATORS, RoundEstimates, round_estimates
+from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_select
+from pyprog.offpolicy.reward_model import ActionRidge
+from pyprog.offpolicy.rounds import as_days
+from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
+
+__all__ = [
+    "DEFAULT_BLOCKS",
+    "ESTIMATORS",
+    "ActionRidge",
+    "CrossFit",
+    "Crossed",
+    "DayOfWeek",
+    "OPFVResult",
+    "PeriodBlocks",
+    "RoundEstimates",
+    "as_days",
+    "cross_fit",
+    "opfv",
+    "opfv_select",
+    "round_estimates",
+]

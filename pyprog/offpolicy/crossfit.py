@@ -1,0 +1,208 @@
+"""Cross-fitted reward models: q̂ for each round from a model that never saw that round.
+
+The rounds are split into K folds; for each fold k a fresh copy of the reward model is fit
+on the other K − 1 folds and predicts q̂(x_i, φ(t_i), a) for every action a of every round
+i in fold k (Chernozhukov et al. 2018, "Double/debiased machine learning"; Kallus & Uehara
+2020 for off-policy evaluation). Since q̂ for round i does not depend on (a_i, r_i), the
+doubly robust correction w_i (r_i − q̂(x_i, t_i, a_i)) has mean 0 given x_i, t_i and q̂
+whenever q̂'s error is not q's: DR is unbiased for any reward model, and the model's
+overfitting cannot bias it.
+
+Folds:
+
+* ``"random"`` (default): a random partition into K groups of equal size (±1). Every
+  training set then spans the whole log, so a time feature's every level (each block of
+  the year, each weekday) is seen by every model and q̂(x, φ(t), a) is identified for
+  every round; unbiasedness needs only that rounds are independent given their times.
+* ``"blocked"``: K stretches contiguous in time (sorted by time, equal counts). Use it
+  when rounds close in time are dependent (a user's consecutive visits), or to keep a
+  model fit on later rounds from informing earlier rounds' estimates (the direct method
+  "seeing the future" in a backtest). A level of a time feature that lies wholly inside
+  one stretch is then unseen by that stretch's model (ridge shrinks its effect to 0).
+
+The reward model is any object with scikit-learn's ``fit(X, y)`` and ``predict(X)``; it is
+copied (``copy.deepcopy``, as an unfitted scikit-learn estimator can be) once per fold. It
+sees ``X = [z, onehot(a)]`` (:func:`reward_features`), z = [context, onehot(φ(t))]. A model
+with ``predict_all(z) -> (n, A)`` (such as the default :class:`ActionRidge`) is asked once
+per fold; any other is asked once per action. A model that raises, or returns values of the
+wrong shape or not finite, is a ``ValueError`` naming it and the fold.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from pyprog.offpolicy.reward_model import ActionRidge
+
+__all__ = ["FOLDS", "CrossFit", "cross_fit", "fold_ids", "predict_all", "reward_features"]
+
+FOLDS = ("random", "blocked")
+
+
+def reward_features(context: np.ndarray, time_onehot: np.ndarray | None) -> np.ndarray:
+    """z = [context, onehot(φ(t))]: the reward model's inputs before the action, (n, k)."""
+    if time_onehot is None:
+        return context
+    return np.concatenate([context, time_onehot], axis=1)
+
+
+def fold_ids(times: np.ndarray, n_folds: int, folds: str, rng: np.random.Generator):
+    """Each round's fold, shape (n,) int in [0, n_folds) (see the module docstring).
+
+    Examples
+    --------
+    >>> fold_ids(np.array([3.0, 1.0, 2.0, 0.0]), 2, "blocked", np.random.default_rng(0))
+    array([1, 0, 1, 0])
+    """
+    n = times.shape[0]
+    order = rng.permutation(n) if folds == "random" else np.argsort(times, kind="stable")
+    out = np.empty(n, dtype=np.int64)
+    out[order] = (np.arange(n) * n_folds) // n  # equal counts (±1), contiguous in `order`
+    return out
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """Cross-fitted predictions of a reward model.
+
+    Attributes
+    ----------
+    q_hat : numpy.ndarray, shape (n, A)
+        q̂(x_i, φ(t_i), a) for every action, from the model that did not see round i.
+    fold : numpy.ndarray, shape (n,)
+        Each round's fold.
+    models : list
+        The K fitted models (fold k's model was fit without fold k).
+    """
+
+    q_hat: np.ndarray
+    fold: np.ndarray
+    models: list
+
+    def predict(self, z: np.ndarray) -> np.ndarray:
+        """q̂ at other inputs z (n, k) for every action, (n, A): row i by its own fold's model."""
+        out = np.empty_like(self.q_hat)
+        n_folds, n_actions = len(self.models), self.q_hat.shape[1]
+        for k, model in enumerate(self.models):
+            test = self.fold == k
+            out[test] = predict_all(model, z[test], n_actions, k, n_folds)
+        return out
+
+
+def _name(model) -> str:
+    return type(model).__name__
+
+
+def predict_all(model, z: np.ndarray, n_actions: int, k: int, n_folds: int) -> np.ndarray:
+    """A fitted model's q̂(z, a) for every action, (n, A), checked (fold k of n_folds)."""
+    where = f"reward_model {_name(model)} (fold {k + 1} of {n_folds})"
+    n = z.shape[0]
+    try:
+        if hasattr(model, "predict_all"):
+            out = np.asarray(model.predict_all(z), dtype=np.float64)
+        else:
+            cols = []
+            for a in range(n_actions):
+                onehot = np.zeros((n, n_actions))
+                onehot[:, a] = 1.0
+                cols.append(np.asarray(model.predict(np.concatenate([z, onehot], 1)), float))
+            out = np.stack([np.ravel(c) if c.size == n else c for c in cols], axis=1)
+    except Exception as exc:
+        raise ValueError(f"{where}: predict raised {type(exc).__name__}: {exc}") from exc
+    if out.shape != (n, n_actions):
+        raise ValueError(
+            f"{where}: predictions must have one value per row ({n} per action); got shape "
+            f"{out.shape}"
+        )
+    if not np.isfinite(out).all():
+        i, a = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
+        raise ValueError(
+            f"{where}: predicted {out[i, a]} for row {i}, action {a}; q̂ must be finite"
+        )
+    return out
+
+
+def cross_fit(
+    z: np.ndarray,
+    times: np.ndarray,
+    action: np.ndarray,
+    reward: np.ndarray,
+    n_actions: int,
+    *,
+    reward_model=None,
+    n_folds: int = 5,
+    folds: str = "random",
+    random_state=None,
+) -> CrossFit:
+    """Fit the reward model K times, each without one fold, and predict q̂ on that fold.
+
+    Parameters
+    ----------
+    z : numpy.ndarray, shape (n, k)
+        Inputs before the action (:func:`reward_features`).
+    times : numpy.ndarray, shape (n,)
+        For ``folds="blocked"``.
+    action : numpy.ndarray of int, shape (n,)
+    reward : numpy.ndarray, shape (n,)
+    n_actions : int
+    reward_model : scikit-learn-style regressor, optional
+        Default :class:`ActionRidge` (``n_actions``).
+    n_folds : int
+        K >= 2 (and <= n).
+    folds : {"random", "blocked"}
+    random_state : None, int or numpy.random.Generator
+        For the random partition.
+
+    Returns
+    -------
+    CrossFit
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z, a = rng.normal(size=(100, 2)), rng.integers(0, 3, 100)
+    >>> fit = cross_fit(z, np.arange(100.0), a, z[:, 0], 3, random_state=0)
+    >>> fit.q_hat.shape, len(fit.models)
+    ((100, 3), 5)
+    """
+    n = z.shape[0]
+    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+        raise ValueError(
+            f"n_folds must be an integer >= 2 (cross-fitting: each round's reward model is fit "
+            f"on the other folds); got {n_folds!r}"
+        )
+    if n_folds > n:
+        raise ValueError(f"n_folds must be at most the number of rounds ({n}); got {n_folds}")
+    if folds not in FOLDS:
+        raise ValueError(f"folds must be one of {FOLDS}; got {folds!r}")
+    if reward_model is None:
+        reward_model = ActionRidge(n_actions)
+    elif not (
+        callable(getattr(reward_model, "fit", None))
+        and callable(getattr(reward_model, "predict", None))
+    ):
+        raise ValueError(
+            f"reward_model must have fit(X, y) and predict(X) (a scikit-learn regressor); got "
+            f"{reward_model!r}"
+        )
+    fold = fold_ids(times, int(n_folds), folds, np.random.default_rng(random_state))
+    X = np.concatenate([z, np.eye(n_actions)[action]], axis=1)
+    q_hat = np.empty((n, n_actions))
+    models = []
+    for k in range(n_folds):
+        test = fold == k
+        model = copy.deepcopy(reward_model)
+        try:
+            model.fit(X[~test], reward[~test])
+        except Exception as exc:
+            raise ValueError(
+                f"reward_model {_name(reward_model)}: fit raised {type(exc).__name__} on fold "
+                f"{k + 1} of {n_folds} ({int((~test).sum())} rounds): {exc}"
+            ) from exc
+        q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)
+        models.append(model)
+    return CrossFit(q_hat, fold, models)

@@ -277,17 +277,18 @@ def selected_interval(
     else:
         upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
         low, high = value - scale * float(upper), value - scale * float(lower)
-    # widened to the backtests' evidence: value ± z·√mse
-    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
-    half = z * math.sqrt(mse)
-    low = min(low, value - scale * half)
-    high = max(high, value + scale * half)
     # model uncertainty: out to the forecasts of the candidates the backtests do not reject
     dev = plausible_deviations(ys, Z, usable, selection)
     if len(dev):
         low = min(low, value + scale * float(dev.min()))
         high = max(high, value + scale * float(dev.max()))
     low, high = min(low, value), max(high, value)
+    # the chosen model's own bias, from the backtests: a separate error, so its allowance
+    # z·√mse is added to the noise reach, not a floor under it (issue 32: the floor left
+    # the steepest phases of a drift at 62-75 % coverage)
+    z = scipy.stats.norm.ppf(1.0 - (alpha if one_sided else alpha / 2.0))
+    half = z * math.sqrt(mse)
+    low, high = low - scale * half, high + scale * half
     if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
         raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
     se = math.sqrt(float(Z[chosen] ** 2 @ resid**2)) * scale

@@ -70,10 +70,12 @@ from pyprog.utils.validation import check_int
 
 __all__ = [
     "DEFAULT_CANDIDATES",
+    "MAX_ERROR_ORIGINS",
     "MAX_ORIGINS",
     "MIN_ORIGINS",
     "PLAUSIBLE_SE",
     "Selection",
+    "chosen_errors",
     "ljung_box",
     "loss_gaps",
     "min_episodes_auto",
@@ -109,15 +111,18 @@ PLAUSIBLE_SE = 2.0
 MAX_ORIGINS = 60
 #: Fewest backtest origins.
 MIN_ORIGINS = 3
+#: Most origins of the chosen forecaster's own backtest errors (its misfit and the
+#: Ljung–Box test): one forecaster, so denser than the selection's (issue 32).
+MAX_ERROR_ORIGINS = 240
 #: Ljung–Box p-value below which the chosen model is reported as misspecified.
 MISSPEC_P = 0.01
 
 
-def _origins(n: int, delta: int) -> np.ndarray:
+def _origins(n: int, delta: int, most: int = MAX_ORIGINS) -> np.ndarray:
     first, last = max(n // 2, 2), n - delta
     if last - first + 1 < MIN_ORIGINS:
         return np.zeros(0, dtype=np.intp)
-    count = min(MAX_ORIGINS, last - first + 1)
+    count = min(most, last - first + 1)
     return np.unique(np.round(np.linspace(first, last, count)).astype(np.intp))
 
 
@@ -210,10 +215,13 @@ class Selection:
     #: The candidates the backtests do not reject: mean loss within :data:`PLAUSIBLE_SE`
     #: standard errors of the best one's (the chosen one among them).
     plausible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
-    #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast), (m,).
+    #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast) at
+    #: :attr:`error_origins`, shape (m',).
     errors: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # per origin, Σ_j w_j² / (Σ_j w_j)²: the noise variance of ē_o in units of one episode's
     noise_factor: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
+    #: Origins of :attr:`errors`: up to :data:`MAX_ERROR_ORIGINS` over the later half, (m',).
+    error_origins: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
 
     @property
     def model(self) -> str:
@@ -289,6 +297,42 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
     does the same from the backtests without forming the losses.
     """
     return one_se_pick(losses, step, SE_RULE)
+
+
+def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
+    """The chosen forecaster's backtest errors at up to :data:`MAX_ERROR_ORIGINS` origins.
+
+    One forecaster's errors estimate its own misfit (:func:`pyprog.forecast.post_selection.
+    backtest_mse`): denser origins than the selection's make that estimate less noisy (at
+    n = 300, δ = 1: every one of the 150 origins of the later half rather than 60). Where
+    the fit is refused at one of them (NWIS, few weights early on), the selection's own
+    origins are used.
+
+    Returns
+    -------
+    origins : ndarray of int, shape (m,)
+    errors : ndarray, shape (m,)
+        ``ē_o − f_o``: the weighted mean of the targets ``o+1..o+δ`` minus the forecast.
+    noise_factor : ndarray, shape (m,)
+        ``Σ_j w_j² / (Σ_j w_j)²``: the noise variance of ``ē_o`` per unit of one target's.
+    """
+    n = len(ys)
+    for origins in (_origins(n, delta, MAX_ERROR_ORIGINS), _origins(n, delta)):
+        try:
+            rows = _backtest_rows(c, origins, delta, n, ws if weighted else None)
+            break
+        except ForecastError:
+            continue
+    else:  # unreachable while the selection fitted c at its own origins
+        raise ForecastError(f"{c}: cannot be fitted at its backtest origins")
+    targets = target_rows(origins, delta, n, ws)
+    num, den = targets @ ys, targets.sum(axis=1)
+    safe = np.where(den > 0, den, 1.0)
+    errors = np.where(den > 0, num / safe - rows @ ys, 0.0)
+    with np.errstate(all="ignore"):
+        noise_factor = (targets**2).sum(axis=1) / safe**2
+    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
+    return origins, errors, noise_factor
 
 
 def parse_candidates(candidates=None) -> tuple[Forecaster, ...]:
@@ -419,13 +463,11 @@ def select_forecaster(
     plausible = tuple(
         c for i, c in enumerate(eligible) if i == best or gap[0, i] <= PLAUSIBLE_SE * se[0, i]
     )
-    m = len(origins)
-    F = blocks[best] @ ys
-    num, den = targets @ ys, targets.sum(axis=1)
-    errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F, 0.0)
+    error_origins, errors, noise_factor = chosen_errors(chosen, ys, ws, delta, ratios is not None)
     # errors of origins less than δ apart share targets (MA(δ−1) by construction): test
-    # every step-th error only, so that under a right model they are close to white
-    tested = errors[::step]
+    # errors at origins at least δ apart only, so that under a right model they are white
+    gap_o = int(error_origins[1] - error_origins[0]) if len(error_origins) > 1 else 1
+    tested = errors[:: math.ceil(delta / max(1, gap_o))]
     lags = max(1, min(5, len(tested) // 4))
     q, p = ljung_box(tested, lags)
     m = len(tested)
@@ -436,9 +478,6 @@ def select_forecaster(
             f"(Ljung-Box Q={q:.3g} on {m} origins, {lags} lags, p={p:.2g}): the forecast "
             "and its interval may be biased"
         )
-    with np.errstate(all="ignore"):
-        noise_factor = (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2
-    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return Selection(
         forecaster=chosen,
         scores=scores,
@@ -447,6 +486,7 @@ def select_forecaster(
         ljung_box=(q, p, lags),
         errors=errors * scale,
         noise_factor=noise_factor,
+        error_origins=error_origins,
         warning=warning,
         backtest=backtest,
         eligible=tuple(eligible),

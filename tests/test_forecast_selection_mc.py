@@ -1,11 +1,16 @@
 """Monte Carlo of ``basis="auto"`` over drift shapes (issue 18; slow, run in CI).
 
 For each drift shape of :mod:`selection_montecarlo` (a 4-armed drifting bandit logged
-off-policy, N = 300 episodes, δ = 5), ``REPS`` simulated logs: the coverage of the nominal
-90 % interval of NIS and NWIS with ``basis="auto"`` must lie in [0.85, 0.95] (binomial s.e.
-of a coverage estimate at 0.9 with 200 logs: 0.021, so the band is ±2.4 s.e.), and the point
-forecast's RMSE must be within 1.25× of the best fixed candidate's in hindsight. The two
-bars are separate tests.
+off-policy, N = 300 episodes, δ = 5), ``REPS`` simulated logs with a random phase each: the
+coverage of the nominal 90 % interval of NIS and NWIS with ``basis="auto"`` must lie in
+[0.85, 0.99] (binomial s.e. at 0.9 with 200 logs: 0.021), and the point forecast's RMSE must
+be within 1.25× of the best fixed candidate's in hindsight. The two bars are separate tests.
+
+Why the band reaches 0.99: since issue 32 the interval must cover at least 0.85 at every
+fixed phase (``test_fixed_truth_mc.py``), including the phase where the chosen model's bias
+is largest; averaged over random phases it then covers more than the nominal 0.90. The
+upper end only guards against intervals that cover by being useless; their width is
+bounded where it matters, on stationary logs (``test_fixed_truth_mc.py``).
 
 Cases where pyprog does not meet a bar yet are marked ``xfail`` with the numbers measured
 (README, "Choosing the forecaster"): strict, so a case that starts to pass (the seeds are
@@ -22,14 +27,11 @@ from selection_montecarlo import SHAPES, run
 REPS = 200
 #: Seed of the simulated logs (the README table's; the method was chosen on seed 1).
 SEED = 2
-#: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.95] (README):
-#: 0.830, 0.965, 0.970, 0.955 and 0.965, each within one s.e. of the band.
+#: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.99] (README): the
+#: smooth step's NIS, 1.000 (a step in the later half inflates the backtests' misfit
+#: estimate, which then widens the interval after the log has settled).
 COVERAGE_MISSES: set[tuple[str, str]] = {
-    ("sum of sinusoids", "nwis"),
-    ("linear trend", "nis"),
     ("smooth step", "nis"),
-    ("smooth step", "nwis"),
-    ("stationary", "nis"),
 }
 #: (shape, estimator) pairs whose RMSE was measured above 1.25× the best fixed candidate's.
 RMSE_MISSES: set[tuple[str, str]] = {
@@ -66,7 +68,7 @@ def test_coverage(results, name, est):
     r = results[name][est]
     assert r["count"] >= 0.95 * REPS
     se = math.sqrt(0.9 * 0.1 / r["count"])
-    assert 0.85 <= r["coverage"] <= 0.95, (r["coverage"], se)
+    assert 0.85 <= r["coverage"] <= 0.99, (r["coverage"], se)
 
 
 @pytest.mark.slow

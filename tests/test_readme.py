@@ -87,3 +87,15 @@ def test_guide_example_runs(guide, block, capsys):
     printed = re.match(r"```\n\s*which prints\s*\n\s*```\n(.*?)```", after, flags=re.S)
     if printed:
         assert out == printed.group(1)
+
+
+def test_readme_auto_example_interval_holds_its_truth():
+    """Issue 32: the README's ``basis="auto"`` example prints an interval that contains the
+    truth it prints beside it (the mean of the sinusoid over the next 5 episodes)."""
+    (block,) = [b for b in BLOCKS if "truth = np.sin" in b]
+    scope: dict = {}
+    exec(compile(block, "README.md auto example", "exec"), scope)
+    f, truth = scope["f"], scope["truth"]
+    assert f.low <= truth <= f.high, (f, truth)
+    assert truth == pytest.approx(0.0835, abs=1e-4)
+    assert (round(f.value, 3), round(f.low, 2), round(f.high, 3)) == (-0.423, -1.11, 0.336)

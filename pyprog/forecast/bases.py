@@ -156,8 +156,10 @@ def check_delta(delta: int) -> int:
     return delta
 
 
-# large enough for basis="auto"'s backtests: 8 bases × up to 60 origins
-@lru_cache(maxsize=512)
+# large enough for basis="auto"'s backtests: 8 bases × up to 60 origins, and the chosen
+# forecaster's errors at up to 240 more (selection.MAX_ERROR_ORIGINS), so that a repeated
+# forecast (a learner's, a bootstrap study's) does not rebuild them
+@lru_cache(maxsize=1024)
 def _design(n: int, delta: int, basis: str, d: int) -> tuple[np.ndarray, np.ndarray]:
     scale = float(n + delta + int(0.05 * n))
     # column-major: the WLS kernel runs down contiguous feature columns

@@ -396,3 +396,72 @@ def test_a_claim_tested_at_fewer_speeds_than_claimed_says_so():
     assert by_id["diabetes_stationary"]["scope"] == "" and by_id["zeta"]["scope"] == ""
     # untested and unrun claims have no speeds and no scope sentence
     assert by_id["reacher"]["speeds"] == [] and by_id["reacher"]["scope"] == ""
+
+
+def _diabetes_summary(tmp_path, final):
+    """summary.md of a synthetic NS-Diabetes reproduction whose final days are ``final``."""
+    from pyprog.paper.report import write_summary
+
+    plan = Plan(
+        name="synthetic",
+        speeds={"diabetes": (4,)},
+        seeds={"diabetes": 3},
+        episodes={"diabetes": 100},
+        ablation_speeds=(),
+        ablation_seeds=0,
+    )
+    table = [
+        dict(env="diabetes", algo=a, speed=4, metric="surrogate regret", mean=0.1 * i, se=0.01)
+        for i, a in enumerate(ALGOS)
+    ]
+    glucose = []
+    for a, (min_bg, tir) in zip(ALGOS, final, strict=True):
+        for day, low, frac in ((10, 90.0, 0.95), (100, min_bg, tir)):  # early day: fine
+            glucose.append(
+                dict(algo=a, episode=day, cr=3.0, cf=40.0, time_in_range=frac, mean_bg=140.0,
+                     min_bg=low, max_bg=300.0, score=10.0, run_return=11.0)
+            )  # fmt: skip
+    path = tmp_path / "summary.md"
+    write_summary(
+        path, plan=plan, envs=["diabetes"], table=table, ablation=[], claim_list=[],
+        figures=[], settings_from="test", seconds=1.0,
+        report=dict(ran=12, already_stored=0, total=12, run_hours=0.01),
+        glucose_rows=glucose, replays_store=True,
+    )  # fmt: skip
+    return path.read_text()
+
+
+def test_diabetes_summary_gives_each_final_policys_outcome_and_says_when_all_are_poor(tmp_path):
+    text = _diabetes_summary(tmp_path, [(6.0, 0.32), (19.0, 0.40), (60.0, 0.30), (14.0, 0.80)])
+    # beside each learner's surrogate regret: its final day's minimum glucose and time in range
+    assert "| pro-ols | 0 ± 0.01 | 6 | 32 % | yes |" in text
+    assert "| pro-wls | 0.1 ± 0.01 | 19 | 40 % | yes |" in text
+    assert "| onpg | 0.2 ± 0.01 | 60 | 30 % | yes |" in text  # poor by time in range only
+    assert "| ftrl-pg | 0.3 ± 0.01 | 14 | 80 % | yes |" in text  # poor by hypoglycaemia only
+    assert "before day 100" in text
+    sentence = next(line for line in text.splitlines() if "clinically poor:" in line)
+    assert "minimum blood glucose 6–60 mg/dL and 30–80 % of the day in 70–180 mg/dL" in sentence
+    assert "below 54 mg/dL" in sentence and "less than 50 %" in sentence
+    assert "Battelino et al. 2019" in sentence and "International Consensus on Time in Range" in (
+        sentence
+    )
+    # the outcome sits in the NS-Diabetes section, before the replay's own table
+    assert text.index("clinically poor:") < text.index("## NS-Diabetes: the learned bolus")
+
+
+def test_diabetes_summary_has_no_poor_sentence_when_one_final_policy_is_fine(tmp_path):
+    text = _diabetes_summary(tmp_path, [(6.0, 0.32), (19.0, 0.40), (60.0, 0.30), (72.0, 0.75)])
+    assert "| ftrl-pg | 0.3 ± 0.01 | 72 | 75 % | no |" in text
+    assert "| pro-ols | 0 ± 0.01 | 6 | 32 % | yes |" in text
+    assert "clinically poor:" not in text
+    # thresholds are inclusive of the boundary: 54 mg/dL and 50 % are not poor
+    text = _diabetes_summary(tmp_path, [(54.0, 0.5)] * 4)
+    assert "| pro-wls | 0.1 ± 0.01 | 54 | 50 % | no |" in text
+    assert "clinically poor:" not in text
+
+
+def test_the_reproductions_summary_gives_the_final_policies_outcome(tiny):
+    out, result = tiny
+    text = (out / "summary.md").read_text()
+    assert "| algo | surrogate regret, speed 2 (all seeds) | min BG (mg/dL) |" in text
+    assert "seed 0, speed 2: the mean (CR, CF) before day 3" in text

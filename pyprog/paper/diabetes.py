@@ -5,6 +5,8 @@ leaves the store as it is) to record the policy's mean (CR, CF) before every epi
 (:func:`diabetes_policies`); the patient of an early and of the last episode is then
 treated for one day with that episode's mean (CR, CF), and :func:`glucose_rows` and
 :func:`action_rows` are the rows of the CSV tables written from them.
+:func:`final_outcomes` reads the last day's rows as the clinical outcome of each learner's
+final policy, and :func:`clinical_sentence` says in words when all of them are poor.
 """
 
 from __future__ import annotations
@@ -18,7 +20,28 @@ from pyprog.experiments.sweep import SweepTask
 from pyprog.runner.parallel import execute
 from pyprog.runner.replay import replay
 
-__all__ = ["action_rows", "diabetes_policies", "glucose_rows"]
+__all__ = [
+    "CONSENSUS",
+    "LEVEL2_HYPO",
+    "POOR_TIME_IN_RANGE",
+    "action_rows",
+    "clinical_sentence",
+    "diabetes_policies",
+    "final_outcomes",
+    "glucose_rows",
+]
+
+#: Where the clinical thresholds below come from.
+CONSENSUS = (
+    "Battelino et al. 2019, Clinical Targets for Continuous Glucose Monitoring Data "
+    "Interpretation: Recommendations From the International Consensus on Time in Range, "
+    "Diabetes Care 42(8):1593-1603"
+)
+#: Blood glucose (mg/dL) below which hypoglycaemia is level 2, "clinically significant" (CONSENSUS).
+LEVEL2_HYPO = 54.0
+#: Time in range 70-180 mg/dL (fraction of the day) below which a policy is called poor here;
+#: CONSENSUS's target for most adults with type-1 diabetes is above 0.70.
+POOR_TIME_IN_RANGE = 0.50
 
 
 def _mean_action(policy) -> np.ndarray:
@@ -112,3 +135,70 @@ def action_rows(policies: dict[str, Any]) -> list[dict]:
         for algo, actions in policies["actions"].items()
         for k, (cr, cf) in enumerate(actions)
     ]
+
+
+def final_outcomes(rows: Sequence[dict]) -> list[dict]:
+    """The clinical outcome of each learner's final policy: its row of the last day.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`glucose_rows` (``algo``, ``episode``, ``min_bg`` in mg/dL and
+        ``time_in_range`` as a fraction, at least).
+
+    Returns
+    -------
+    list of dict
+        Per learner, in the order of ``rows``: ``algo``, ``episode`` (the last day),
+        ``min_bg``, ``time_in_range`` and ``poor``: whether ``min_bg <`` :data:`LEVEL2_HYPO`
+        or ``time_in_range <`` :data:`POOR_TIME_IN_RANGE`.
+
+    Examples
+    --------
+    >>> rows = [dict(algo="a", episode=10, min_bg=80.0, time_in_range=0.9),
+    ...         dict(algo="a", episode=100, min_bg=40.0, time_in_range=0.8)]
+    >>> [(r["episode"], r["poor"]) for r in final_outcomes(rows)]
+    [(100, True)]
+    """
+    last: dict[str, dict] = {}
+    for r in rows:
+        if r["algo"] not in last or r["episode"] > last[r["algo"]]["episode"]:
+            last[r["algo"]] = r
+    return [
+        dict(
+            algo=algo,
+            episode=int(r["episode"]),
+            min_bg=float(r["min_bg"]),
+            time_in_range=float(r["time_in_range"]),
+            poor=bool(r["min_bg"] < LEVEL2_HYPO or r["time_in_range"] < POOR_TIME_IN_RANGE),
+        )
+        for algo, r in last.items()
+    ]
+
+
+def clinical_sentence(outcomes: Sequence[dict]) -> str | None:
+    """One plain sentence when every learner's final policy is clinically poor, else None.
+
+    Parameters
+    ----------
+    outcomes : sequence of dict
+        :func:`final_outcomes`.
+
+    Returns
+    -------
+    str or None
+        The sentence, with the ranges seen, the thresholds and their source (:data:`CONSENSUS`);
+        None when there are no outcomes or some learner's policy is not poor.
+    """
+    if not outcomes or not all(o["poor"] for o in outcomes):
+        return None
+    low = [o["min_bg"] for o in outcomes]
+    tir = [100 * o["time_in_range"] for o in outcomes]
+    return (
+        "Every learner's final policy is clinically poor: minimum blood glucose "
+        f"{min(low):.0f}–{max(low):.0f} mg/dL and {min(tir):.0f}–{max(tir):.0f} % of the day "
+        f"in 70–180 mg/dL, each either below {LEVEL2_HYPO:.0f} mg/dL at some point (level 2, "
+        "clinically significant hypoglycaemia) or in range less than "
+        f"{100 * POOR_TIME_IN_RANGE:.0f} % of the day (the target is above 70 %), thresholds "
+        f"from {CONSENSUS}; a lower surrogate regret only ranks the learners against each other."
+    )

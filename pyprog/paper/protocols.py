@@ -128,6 +128,12 @@ class Plan:
                 f"untested names unknown claim(s) {', '.join(unknown)}; valid: {', '.join(CLAIMS)}"
             )
 
+    def replayed_diabetes_speed(self) -> int:
+        """The NS-Diabetes speed whose seed-0 runs are replayed: ``glucose_speed`` if it runs,
+        else the fastest speed that does."""
+        speeds = self.speeds["diabetes"]
+        return self.glucose_speed if self.glucose_speed in speeds else speeds[-1]
+
     def runs(self) -> int:
         main = sum(len(ALGOS) * len(self.speeds[e]) * self.seeds[e] for e in self.speeds)
         return main + len(PRO) * (len(BASES) - 1) * len(self.ablation_speeds) * self.ablation_seeds

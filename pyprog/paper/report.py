@@ -13,9 +13,10 @@ from typing import Any
 from pyprog.forecast.bases import BASES
 from pyprog.learn.hyperparams import ALGOS
 from pyprog.paper.claims import table_cell
+from pyprog.paper.diabetes import clinical_sentence, final_outcomes
 from pyprog.paper.protocols import PRO, Plan
 
-__all__ = ["claim_lines", "write_summary"]
+__all__ = ["claim_lines", "outcome_lines", "write_summary"]
 
 
 def _fmt(row: dict | None) -> str:
@@ -58,6 +59,57 @@ def claim_lines(claim: dict) -> list[str]:
             f"| {_p(c['p_against_holm'])} | {c['verdict']} |"
         )
     return [*lines, ""]
+
+
+def outcome_lines(
+    table: Sequence[dict], glucose_rows: Sequence[dict], *, speed: float, seed: int = 0
+) -> list[str]:
+    """NS-Diabetes: beside the surrogate regret, the clinical outcome of each final policy.
+
+    Parameters
+    ----------
+    table : sequence of dict
+        NS-Diabetes rows of :func:`~pyprog.paper.claims.regret_tables`.
+    glucose_rows : sequence of dict
+        :func:`~pyprog.paper.diabetes.glucose_rows` of the replayed runs (one seed).
+    speed : float
+        The speed of the replayed runs.
+    seed : int, default 0
+        Their seed.
+
+    Returns
+    -------
+    list of str
+        Markdown: a sentence on what was measured, a table (learner, surrogate regret at
+        ``speed``, minimum glucose, time in range, poor or not) and, when every final policy
+        is poor, :func:`~pyprog.paper.diabetes.clinical_sentence`.
+    """
+    outcomes = final_outcomes(glucose_rows)
+    if not outcomes:
+        return []
+    day = outcomes[0]["episode"]
+    lines = [
+        "",
+        f"Surrogate regret compares the learners; it does not say whether a policy treats the "
+        f"patient well. The absolute outcome of each learner's final policy (seed {seed}, speed "
+        f"{speed:g}: the mean (CR, CF) before day {day}, replayed from the seed, applied to that "
+        "day's patient and meals; one seed, one day; blood glucose every 3 min):",
+        "",
+        f"| algo | surrogate regret, speed {speed:g} (all seeds) | min BG (mg/dL) "
+        "| time in range 70–180 mg/dL | clinically poor |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {o['algo']} | {_fmt(table_cell(table, algo=o['algo'], speed=speed))} "
+        f"| {o['min_bg']:.0f} | {100 * o['time_in_range']:.0f} % | "
+        + ("yes" if o["poor"] else "no")
+        + " |"
+        for o in outcomes
+    ]
+    sentence = clinical_sentence(outcomes)
+    if sentence:
+        lines += ["", sentence]
+    return lines
 
 
 def write_summary(
@@ -166,6 +218,8 @@ def write_summary(
                 + " | ".join(_fmt(table_cell(rows, algo=algo, speed=s)) for s in speeds)
                 + " |"
             )
+        if env == "diabetes" and glucose_rows:
+            lines += outcome_lines(rows, glucose_rows, speed=plan.replayed_diabetes_speed())
     if ablation:
         lines += [
             "",
@@ -188,8 +242,9 @@ def write_summary(
     if glucose_rows:
         lines += [
             "",
-            f"## NS-Diabetes: the learned bolus calculator, speed {plan.glucose_speed:g}, "
-            f"seed 0 ({plan.episodes['diabetes']} episodes)",
+            "## NS-Diabetes: the learned bolus calculator, "
+            f"speed {plan.replayed_diabetes_speed():g}, seed 0 "
+            f"({plan.episodes['diabetes']} episodes)",
             "",
             "The run was replayed from its seed to record its policy; the replay's returns "
             + (

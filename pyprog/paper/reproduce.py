@@ -174,8 +174,7 @@ def reproduce(
     claim_list = claims(table, ablation, zeta, untested=plan.untested)
     policies, glucose = None, []
     if "diabetes" in envs:
-        speeds = plan.speeds["diabetes"]
-        speed = plan.glucose_speed if plan.glucose_speed in speeds else speeds[-1]
+        speed = plan.replayed_diabetes_speed()
         chosen = [
             t for t in tasks["main"] if t.env == "diabetes" and t.speed == speed and t.seed == 0
         ]

@@ -26,7 +26,7 @@ from pyprog._ext.backend import kernels
 from pyprog.forecast.backtests import target_sums
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import power_of_two, rademacher_signs
-from pyprog.forecast.selection import SE_RULE, Selection, target_rows
+from pyprog.forecast.selection import SE_RULE, Selection, chosen_errors, target_rows
 
 __all__ = [
     "backtest_mse",
@@ -201,18 +201,22 @@ def selected_interval(
     again, its own best candidate ``c*`` forecasts ``f* = ζ_{c*}·y*``, and
     ``Δ* = f* − ζ_c·ŷ`` (c: the candidate chosen on the data) is the bootstrap error. The
     basic-bootstrap interval is ``[value − q_{1−α/2}(Δ*), value − q_{α/2}(Δ*)]`` (one-sided:
-    ``value − q_{1−α}(Δ*)`` and ``inf``). The bootstrap's world is the chosen model, so it
-    cannot see that model's bias; the backtests can: the chosen forecaster's backtest errors
-    ``ē_o`` have ``E ē² = E(J̄ − f)² + noise``, so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)``
-    (``s²`` from :func:`noise_variance`, model-free) estimates its forecast error, and
-    the interval is widened to hold ``value ± z_{1−α/2}·√mse`` and ``value`` itself. Last,
-    the backtests often cannot tell the chosen forecaster from others that forecast a
-    different value (a straight line and a curve over half a period of a slow drift): the
-    interval reaches out to ``value + d_c`` for each candidate c of
-    :attr:`~pyprog.forecast.selection.Selection.plausible`, ``d_c`` its forecast's distance
-    from the chosen one's net of noise (:func:`plausible_deviations`). Every
-    backtest and final forecast is linear in y (the ratios fixed), so a replicate costs a
-    matrix product with the stacked forecast weights, not a refit.
+    ``value − q_{1−α}(Δ*)`` and ``inf``). Next, the backtests often cannot tell the chosen
+    forecaster from others that forecast a different value (a straight line and a curve over
+    half a period of a slow drift): the interval reaches out to ``value + d_c`` for each
+    candidate c of :attr:`~pyprog.forecast.selection.Selection.plausible`, ``d_c`` its
+    forecast's distance from the chosen one's net of noise (:func:`plausible_deviations`).
+    Last, the bootstrap's world is the chosen model, so it cannot see that model's bias; the
+    backtests can: the chosen forecaster's backtest errors ``ē_o``, at up to
+    :data:`~pyprog.forecast.selection.MAX_ERROR_ORIGINS` origins
+    (:func:`~pyprog.forecast.selection.chosen_errors`), have ``E ē² = E(J̄ − f)² + noise``,
+    so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)`` (``s²`` from :func:`noise_variance`,
+    model-free) estimates its mean squared bias. That bias is an error apart from the noise,
+    so its allowance ``z_{1−α/2}·√mse`` is added to both ends (as a floor under them instead,
+    the intervals covered as little as 0.62 at nominal 0.90 at the phase of a drift where the
+    bias is largest: issue 32, ``tests/fixed_truth_montecarlo.py``). Every backtest and
+    final forecast is linear in y (the ratios fixed), so a replicate costs a matrix product
+    with the stacked forecast weights, not a refit.
 
     All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
     neither underflows nor overflows for any finite input.
@@ -270,7 +274,9 @@ def selected_interval(
     # the backtests' own evidence of the forecast error, net of the targets' noise:
     # E ē² = E(J̄ − f)² + noise, with the noise variance from the HC2 residuals
     s2 = noise_variance(ys, ws)
-    mse = backtest_mse(selection.errors / scale, selection.noise_factor, s2)
+    # from the chosen forecaster's errors at denser origins than the selection's (issue 32)
+    _, e, noise_factor = chosen_errors(selection.forecaster, ys, ws, delta, ratios is not None)
+    mse = backtest_mse(e, noise_factor, s2)
     if one_sided:
         low = value - scale * float(np.quantile(errors, 1.0 - alpha))
         high = math.inf

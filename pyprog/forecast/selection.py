@@ -111,8 +111,8 @@ PLAUSIBLE_SE = 2.0
 MAX_ORIGINS = 60
 #: Fewest backtest origins.
 MIN_ORIGINS = 3
-#: Most origins of the chosen forecaster's own backtest errors (its misfit and the
-#: Ljung–Box test): one forecaster, so denser than the selection's (issue 32).
+#: Most origins of the chosen forecaster's own backtest errors, from which an interval
+#: estimates its misfit: one forecaster, so denser than the selection's (issue 32).
 MAX_ERROR_ORIGINS = 240
 #: Ljung–Box p-value below which the chosen model is reported as misspecified.
 MISSPEC_P = 0.01
@@ -215,13 +215,10 @@ class Selection:
     #: The candidates the backtests do not reject: mean loss within :data:`PLAUSIBLE_SE`
     #: standard errors of the best one's (the chosen one among them).
     plausible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
-    #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast) at
-    #: :attr:`error_origins`, shape (m',).
+    #: The chosen forecaster's backtest errors ``ē_o − f_o`` (target mean minus forecast), (m,).
     errors: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # per origin, Σ_j w_j² / (Σ_j w_j)²: the noise variance of ē_o in units of one episode's
     noise_factor: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
-    #: Origins of :attr:`errors`: up to :data:`MAX_ERROR_ORIGINS` over the later half, (m',).
-    error_origins: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
 
     @property
     def model(self) -> str:
@@ -304,9 +301,21 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
 
     One forecaster's errors estimate its own misfit (:func:`pyprog.forecast.post_selection.
     backtest_mse`): denser origins than the selection's make that estimate less noisy (at
-    n = 300, δ = 1: every one of the 150 origins of the later half rather than 60). Where
-    the fit is refused at one of them (NWIS, few weights early on), the selection's own
-    origins are used.
+    n = 300, δ = 1: every one of the 150 origins of the later half rather than 60). Only an
+    interval needs them (:func:`~pyprog.forecast.post_selection.selected_interval`), so the
+    selection itself, which a learner repeats, does not compute them. Where the fit is
+    refused at one of them (NWIS, few weights early on), the selection's own origins are used.
+
+    Parameters
+    ----------
+    c : Forecaster
+    ys : ndarray, shape (n,)
+        The series (NIS: Ĵ; NWIS: G), as rescaled by the selection.
+    ws : ndarray, shape (n,)
+        The targets' weights (ones for NIS; the ratios, rescaled, for NWIS).
+    delta : int
+    weighted : bool
+        NWIS: fit with the weights ``ws`` too.
 
     Returns
     -------
@@ -463,11 +472,12 @@ def select_forecaster(
     plausible = tuple(
         c for i, c in enumerate(eligible) if i == best or gap[0, i] <= PLAUSIBLE_SE * se[0, i]
     )
-    error_origins, errors, noise_factor = chosen_errors(chosen, ys, ws, delta, ratios is not None)
+    F = blocks[best] @ ys
+    num, den = targets @ ys, targets.sum(axis=1)
+    errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F, 0.0)
     # errors of origins less than δ apart share targets (MA(δ−1) by construction): test
-    # errors at origins at least δ apart only, so that under a right model they are white
-    gap_o = int(error_origins[1] - error_origins[0]) if len(error_origins) > 1 else 1
-    tested = errors[:: math.ceil(delta / max(1, gap_o))]
+    # every step-th error only, so that under a right model they are close to white
+    tested = errors[::step]
     lags = max(1, min(5, len(tested) // 4))
     q, p = ljung_box(tested, lags)
     m = len(tested)
@@ -478,6 +488,9 @@ def select_forecaster(
             f"(Ljung-Box Q={q:.3g} on {m} origins, {lags} lags, p={p:.2g}): the forecast "
             "and its interval may be biased"
         )
+    with np.errstate(all="ignore"):
+        noise_factor = (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2
+    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return Selection(
         forecaster=chosen,
         scores=scores,
@@ -486,7 +499,6 @@ def select_forecaster(
         ljung_box=(q, p, lags),
         errors=errors * scale,
         noise_factor=noise_factor,
-        error_origins=error_origins,
         warning=warning,
         backtest=backtest,
         eligible=tuple(eligible),

@@ -11,7 +11,11 @@ their weights and their times. From timestamped contextual-bandit rounds
 * :func:`opfv`, :func:`opfv_select` — Shimizu et al.'s (KDD 2025) estimator of the value at
   a future time, with a known time feature or one chosen from the data (:mod:`.future`);
 * time features φ(t): :class:`PeriodBlocks`, :func:`DayOfWeek`, :class:`Crossed`
-  (:mod:`.time_features`).
+  (:mod:`.time_features`);
+* :func:`time_forecast` — forecasters in time, least squares on a sum of :func:`trend`,
+  :func:`season` (a stated period) and :func:`blocks` (a time feature) evaluated at a
+  future time or over a window, linear in the estimates (ζ returned) with an HC2 standard
+  error (:mod:`.time_forecast`).
 
 Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 """
@@ -22,20 +26,42 @@ from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_selec
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
+from pyprog.offpolicy.time_forecast import (
+    Blocks,
+    Season,
+    TimeForecast,
+    TimeModel,
+    Trend,
+    blocks,
+    parse_period,
+    season,
+    time_forecast,
+    trend,
+)
 
 __all__ = [
     "DEFAULT_BLOCKS",
     "ESTIMATORS",
     "ActionRidge",
+    "Blocks",
     "CrossFit",
     "Crossed",
     "DayOfWeek",
     "OPFVResult",
     "PeriodBlocks",
     "RoundEstimates",
+    "Season",
+    "TimeForecast",
+    "TimeModel",
+    "Trend",
     "as_days",
+    "blocks",
     "cross_fit",
     "opfv",
     "opfv_select",
+    "parse_period",
     "round_estimates",
+    "season",
+    "time_forecast",
+    "trend",
 ]

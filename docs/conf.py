@@ -68,6 +68,7 @@ API_MODULES = {
         "pyprog.offpolicy.crossfit",
         "pyprog.offpolicy.estimates",
         "pyprog.offpolicy.future",
+        "pyprog.offpolicy.time_models",
     ],
     "learn": [
         "pyprog.learn.policies.base",

@@ -1,4 +1,4 @@
-"""Forecasters in time (pyprog.offpolicy.time_forecast): linear in y, exact in span, HC2."""
+"""Forecasters in time (pyprog.offpolicy.time_models): linear in y, exact in span, HC2."""
 
 import numpy as np
 import pytest

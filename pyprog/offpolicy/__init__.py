@@ -15,7 +15,7 @@ their weights and their times. From timestamped contextual-bandit rounds
 * :func:`time_forecast` — forecasters in time, least squares on a sum of :func:`trend`,
   :func:`season` (a stated period) and :func:`blocks` (a time feature) evaluated at a
   future time or over a window, linear in the estimates (ζ returned) with an HC2 standard
-  error (:mod:`.time_forecast`).
+  error (:mod:`.time_models`).
 
 Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 """
@@ -26,7 +26,7 @@ from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_selec
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
-from pyprog.offpolicy.time_forecast import (
+from pyprog.offpolicy.time_models import (
     Blocks,
     Season,
     TimeForecast,

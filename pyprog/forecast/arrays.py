@@ -25,12 +25,12 @@ them yet.
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Mapping
 
 import numpy as np
 
 from pyprog.forecast.logs import LogFormatError, Logs
+from pyprog.offpolicy.rounds import utc_dates
 
 __all__ = ["LOG_PROB_FLOOR", "as_timestamps", "logs_from_arrays", "logs_from_frame"]
 
@@ -64,11 +64,7 @@ def as_timestamps(values, name: str = "timestamp", source: str = "arrays") -> np
     >>> as_timestamps([dt.datetime(2019, 11, 24, 9, 0, tzinfo=jst)])
     array(['2019-11-24T00:00:00.000000000'], dtype='datetime64[ns]')
     """
-    tz = getattr(getattr(values, "dt", values), "tz", None)  # pandas Series / DatetimeIndex
-    if tz is not None:
-        values = getattr(values, "dt", values).tz_convert("UTC")
-        values = getattr(values, "dt", values).tz_localize(None)
-    arr = np.asarray(values)
+    arr = utc_dates(values)
     if arr.ndim != 1:
         raise _fail(source, name, f"must be 1-D, one time per episode; got shape {arr.shape}")
     if arr.dtype.kind == "M":
@@ -79,12 +75,6 @@ def as_timestamps(values, name: str = "timestamp", source: str = "arrays") -> np
             i = int(np.flatnonzero(~np.isfinite(out))[0])
             raise _fail(source, name, f"{out[i]} at position {i}; times must be finite")
         return out
-    if arr.dtype.kind == "O" and all(isinstance(v, _dt.datetime) for v in arr):
-        utc = [
-            v if v.tzinfo is None else v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-            for v in arr
-        ]
-        return np.array(utc, dtype="datetime64[ns]")
     raise _fail(
         source,
         name,

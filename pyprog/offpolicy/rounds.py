@@ -32,11 +32,38 @@ __all__ = [
     "check_action_dist",
     "check_rounds",
     "policy_action_dist",
+    "utc_dates",
 ]
 
 #: How far a row of action probabilities may be from summing to 1.
 PROB_TOL = 1e-6
 _NS_PER_DAY = 86_400e9
+
+
+def utc_dates(values) -> np.ndarray:
+    """``values`` as an array, dates with a time zone as naive UTC ``datetime64[ns]``.
+
+    A pandas Series or DatetimeIndex with a time zone is converted to UTC; a 1-D array of
+    Python ``datetime`` objects becomes ``datetime64[ns]``, those with a ``tzinfo`` converted
+    to UTC first (naive ones are taken as UTC). Anything else is ``numpy.asarray(values)``:
+    the callers check its shape and kind.
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> utc_dates([dt.datetime(2019, 11, 24, 9, tzinfo=dt.timezone(dt.timedelta(hours=9)))])
+    array(['2019-11-24T00:00:00.000000000'], dtype='datetime64[ns]')
+    """
+    tz = getattr(getattr(values, "dt", values), "tz", None)  # pandas Series / DatetimeIndex
+    if tz is not None:
+        values = getattr(values, "dt", values).tz_convert("UTC")
+        values = getattr(values, "dt", values).tz_localize(None)
+    arr = np.asarray(values)
+    if arr.ndim == 1 and arr.dtype.kind == "O" and all(isinstance(v, _dt.datetime) for v in arr):
+        utc = _dt.timezone.utc
+        naive = [v if v.tzinfo is None else v.astimezone(utc).replace(tzinfo=None) for v in arr]
+        arr = np.array(naive, dtype="datetime64[ns]")
+    return arr
 
 
 def as_days(times, name: str = "times") -> np.ndarray:
@@ -59,21 +86,9 @@ def as_days(times, name: str = "times") -> np.ndarray:
     >>> as_days(np.array(["1970-01-02T12:00"], dtype="datetime64[ns]"))
     array([1.5])
     """
-    tz = getattr(getattr(times, "dt", times), "tz", None)  # pandas Series / DatetimeIndex
-    if tz is not None:
-        times = getattr(times, "dt", times).tz_convert("UTC")
-        times = getattr(times, "dt", times).tz_localize(None)
-    arr = np.asarray(times)
+    arr = utc_dates(times)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, one time per round; got shape {arr.shape}")
-    if arr.dtype.kind == "O" and arr.size and all(isinstance(v, _dt.datetime) for v in arr):
-        arr = np.array(
-            [
-                v if v.tzinfo is None else v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-                for v in arr
-            ],
-            dtype="datetime64[ns]",
-        )
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
             i = int(np.flatnonzero(np.isnat(arr))[0])

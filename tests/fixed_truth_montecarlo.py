@@ -28,7 +28,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
-from selection_montecarlo import PI, SD
+from selection_montecarlo import BETA, PI, SD, A, B
 
 from pyprog import ForecastError, nis_forecast, nwis_forecast
 
@@ -39,9 +39,6 @@ ESTIMATORS = ("nis", "nwis")
 PHASES = tuple(k / 8 for k in range(8))
 PERIODS = (60, 150, 600)
 STEP_AT = ((1, 3), (1, 2), (2, 3), (5, 6))
-BETA = np.exp([0.3, 0.0, -0.2, 0.1]) / np.exp([0.3, 0.0, -0.2, 0.1]).sum()
-A = np.array([0.5, 0.2, 0.0, 0.3])
-B = np.array([1.0, -0.5, 0.7, 0.2])
 
 
 def _sinusoid(period: int, phase: float):

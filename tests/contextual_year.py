@@ -13,7 +13,8 @@ draws:
   ``"blocks"`` (a level for each of 8 equal blocks of the year), ``"weekday"`` (a level for
   each day of the week, Monday = 0), ``"blocks_weekday"`` (their sum), ``"sinusoid"``
   (sin 2πt/year), ``"trend"`` (linear, −1 at the log's start to +1 a year later, then on),
-  ``"step"`` (−0.5, then +0.5 from half a year after the start), ``"stationary"`` (0);
+  ``"step"`` (−0.5, then +0.5 from ``step_at`` years after the start, default 0.5),
+  ``"stationary"`` (0);
 * logging policy π₀: softmax(β xᵀθ), β = 1 (known propensities, the same at every time);
 * evaluation policy π_e: ε-greedy on xᵀθ, ε = 0.2 (the same at every time).
 
@@ -61,6 +62,7 @@ class YearOfRounds:
     epsilon: float = 0.2
     beta: float = 1.0
     start: float = 0.0
+    step_at: float = 0.5
     seed: int = 0
     theta: np.ndarray = field(init=False, repr=False)
     gamma: np.ndarray = field(init=False, repr=False)
@@ -90,7 +92,7 @@ class YearOfRounds:
         if s == "trend":
             return 2.0 * (t - self.start) / YEAR - 1.0
         if s == "step":
-            return np.where(t < self.start + YEAR / 2, -0.5, 0.5)
+            return np.where(t < self.start + self.step_at * YEAR, -0.5, 0.5)
         return np.zeros_like(t)
 
     def q(self, x: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -15,7 +15,10 @@ their weights and their times. From timestamped contextual-bandit rounds
 * :func:`time_forecast` — forecasters in time, least squares on a sum of :func:`trend`,
   :func:`season` (a stated period) and :func:`blocks` (a time feature) evaluated at a
   future time or over a window, linear in the estimates (ζ returned) with an HC2 standard
-  error (:mod:`.time_models`).
+  error (:mod:`.time_models`); :func:`step` a persistent level shift;
+* :func:`choose_time_model` — the choice among them by blocked cross-validation in time,
+  with a wild-bootstrap interval that repeats the choice (:mod:`.time_selection`), on
+  rounds gathered into day bins (:func:`bin_estimates`).
 
 Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 """
@@ -29,20 +32,30 @@ from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
 from pyprog.offpolicy.time_models import (
     Blocks,
     Season,
+    Step,
     TimeForecast,
     TimeModel,
     Trend,
     blocks,
     parse_period,
     season,
+    step,
     time_forecast,
     trend,
+)
+from pyprog.offpolicy.time_selection import (
+    Binned,
+    TimeChoice,
+    bin_estimates,
+    choose_time_model,
+    default_time_models,
 )
 
 __all__ = [
     "DEFAULT_BLOCKS",
     "ESTIMATORS",
     "ActionRidge",
+    "Binned",
     "Blocks",
     "CrossFit",
     "Crossed",
@@ -51,17 +64,23 @@ __all__ = [
     "PeriodBlocks",
     "RoundEstimates",
     "Season",
+    "Step",
+    "TimeChoice",
     "TimeForecast",
     "TimeModel",
     "Trend",
     "as_days",
+    "bin_estimates",
     "blocks",
+    "choose_time_model",
     "cross_fit",
+    "default_time_models",
     "opfv",
     "opfv_select",
     "parse_period",
     "round_estimates",
     "season",
+    "step",
     "time_forecast",
     "trend",
 ]

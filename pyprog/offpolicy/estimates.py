@@ -40,6 +40,7 @@ import numpy as np
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.offpolicy.rounds import check_action_dist, check_rounds, policy_action_dist
 from pyprog.offpolicy.time_features import check_time_feature, checked_labels, one_hot
+from pyprog.offpolicy.time_models import TimeModel
 
 __all__ = ["ESTIMATORS", "RoundEstimates", "round_estimates"]
 
@@ -87,6 +88,16 @@ class RoundEstimates:
         return float(self.values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
 
 
+def _time_inputs(time_feature, times: np.ndarray, t0: float, t1: float):
+    """The reward model's time inputs at ``times``: (n, k) or None."""
+    if time_feature is None:
+        return None
+    if isinstance(time_feature, TimeModel):  # its columns but the constant
+        return time_feature.design(times, t0, t1)[:, 1:]
+    labels = checked_labels("time_feature", time_feature, times)
+    return one_hot(labels, time_feature.n_levels)
+
+
 def _groups(groups, n: int) -> np.ndarray:
     if groups is None:
         return np.zeros(n, dtype=np.int64)
@@ -130,8 +141,10 @@ def round_estimates(
         Also OBP's aliases "ipw" / "ips" (= "is") and "snipw" (= "snis").
     reward_model : scikit-learn-style regressor, optional
         For "dm" and "dr"; default :class:`~pyprog.offpolicy.reward_model.ActionRidge`.
-    time_feature : time feature, optional
-        φ for the reward model's inputs, e.g. ``PeriodBlocks(365.25, 8)``; None: q̂(x, a).
+    time_feature : time feature or TimeModel, optional
+        φ for the reward model's inputs, e.g. ``PeriodBlocks(365.25, 8)`` (one-hot), or a
+        :class:`~pyprog.offpolicy.time_models.TimeModel` such as ``trend() + blocks(...)``
+        (its columns but the constant); None: q̂(x, a).
     n_folds : int
         Cross-fitting folds K >= 2.
     folds : {"random", "blocked"}
@@ -193,13 +206,11 @@ def round_estimates(
                 "self-normalisation is undefined: use 'is' or 'dr', or wider groups"
             )
         return RoundEstimates(w * log.reward / mean_w[g], w, log.times, name)
-    time_onehot = None
-    if time_feature is not None:
+    t0, t1 = float(log.times.min()), float(log.times.max())
+    if time_feature is not None and not isinstance(time_feature, TimeModel):
         check_time_feature("time_feature", time_feature)
-        labels = checked_labels("time_feature", time_feature, log.times)
-        time_onehot = one_hot(labels, time_feature.n_levels)
     fit = cross_fit(
-        reward_features(log.context, time_onehot),
+        reward_features(log.context, _time_inputs(time_feature, log.times, t0, t1)),
         log.times,
         log.action,
         log.reward,
@@ -209,9 +220,9 @@ def round_estimates(
         folds=folds,
         random_state=random_state,
     )
-    direct = (pi * fit.q_hat).sum(axis=1)  # Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)
+    dm = (pi * fit.q_hat).sum(axis=1)  # Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)
     if name == "dm":
-        values = direct
+        values = dm
     else:
-        values = w * (log.reward - fit.q_hat[rows, log.action]) + direct
+        values = w * (log.reward - fit.q_hat[rows, log.action]) + dm
     return RoundEstimates(values, w, log.times, name, fit.q_hat, fit.fold)

@@ -17,6 +17,8 @@ Terms (compose them with ``+``; the constant is always added):
 * :func:`season` — cos(2π j t / P), sin(2π j t / P), j = 1..k, for a stated period P in
   days (``365.25``, ``"7D"``, ``"365D"``, ``"24H"``, ``"2W"``); t is absolute (days since
   1970-01-01 UTC for dates), so the phase does not depend on where the log starts;
+* :func:`step` — 1{t ≥ τ}: a level shift at a stated time τ, which persists (with the
+  constant alone: the level after τ is the forecast);
 * :func:`blocks` — a piecewise-constant time feature of :mod:`.time_features`
   (:class:`PeriodBlocks`, :func:`DayOfWeek`, :class:`Crossed`, any object with
   ``n_levels`` and ``labels``): one-hot with level 0 dropped (the constant stands for it).
@@ -57,12 +59,14 @@ from pyprog.offpolicy.time_features import PeriodBlocks, check_time_feature, che
 __all__ = [
     "Blocks",
     "Season",
+    "Step",
     "TimeForecast",
     "TimeModel",
     "Trend",
     "blocks",
     "parse_period",
     "season",
+    "step",
     "time_forecast",
     "trend",
 ]
@@ -217,6 +221,35 @@ class Blocks(_Term):
         return self.columns(grid, t0, t1).mean(axis=0)
 
 
+@dataclass(frozen=True)
+class Step(_Term):
+    """1{t ≥ at}: a level shift at a stated time that persists. Build with :func:`step`."""
+
+    at: float
+
+    def __post_init__(self) -> None:
+        real = isinstance(self.at, numbers.Real) and not isinstance(self.at, bool)
+        if not real or not math.isfinite(self.at):
+            raise ValueError(f"step: at must be a finite time (days); got {self.at!r}")
+        object.__setattr__(self, "at", float(self.at))
+
+    @property
+    def name(self) -> str:
+        return f"step({self.at:.6g})"
+
+    def n_columns(self, t0: float, t1: float) -> int:
+        return 1
+
+    def labels_names(self, t0: float, t1: float) -> list[str]:
+        return [self.name]
+
+    def columns(self, t: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        return (t >= self.at).astype(np.float64)[:, None]
+
+    def window(self, a: float, b: float, t0: float, t1: float, n_points: int) -> np.ndarray:
+        return np.array([min(max((b - self.at) / (b - a), 0.0), 1.0)])  # share of [a, b] ≥ τ
+
+
 def _span(t0: float, t1: float) -> float:
     return t1 - t0 if t1 > t0 else 1.0
 
@@ -248,6 +281,24 @@ def season(period, harmonics: int = 1) -> Season:
     'season(7D,k=3)'
     """
     return Season(period, harmonics)
+
+
+def step(at) -> Step:
+    """A persistent level shift at time ``at``: the column 1{t ≥ at}.
+
+    Parameters
+    ----------
+    at : float or date
+        τ, in the log's time unit (days since 1970-01-01 UTC for dates).
+
+    Examples
+    --------
+    >>> t = np.arange(0.0, 100.0)
+    >>> y = np.where(t >= 60, 1.0, -1.0)
+    >>> round(time_forecast(y, t, step(60.0), at=130.0, alpha=None).value, 12)
+    1.0
+    """
+    return Step(_time_point("at", at))
 
 
 def blocks(feature) -> Blocks:
@@ -285,7 +336,8 @@ class TimeModel:
         for term in self.terms:
             if not isinstance(term, _Term):
                 raise ValueError(
-                    f"terms must be trend(), season(...) or blocks(...) terms; got {term!r}"
+                    f"terms must be trend(), season(...), step(...) or blocks(...) terms; got "
+                    f"{term!r}"
                 )
 
     def __add__(self, other) -> TimeModel:

@@ -58,6 +58,7 @@ API_MODULES = {
         "pyprog.forecast.readers.episodes",
         "pyprog.forecast.readers.common",
         "pyprog.forecast.logged",
+        "pyprog.forecast.value",
         "pyprog.forecast.plot",
     ],
     "offpolicy": [
@@ -69,6 +70,7 @@ API_MODULES = {
         "pyprog.offpolicy.estimates",
         "pyprog.offpolicy.future",
         "pyprog.offpolicy.time_models",
+        "pyprog.offpolicy.time_selection",
     ],
     "learn": [
         "pyprog.learn.policies.base",

@@ -29,6 +29,7 @@ from pyprog.forecast.forecasters import Forecaster, ForecastError
 from pyprog.forecast.logged import LogForecast, forecast_logs
 from pyprog.forecast.safety import SafetyTest, safety_test
 from pyprog.forecast.selection import Selection, select_forecaster
+from pyprog.forecast.value import ValueForecast, forecast_value
 from pyprog.learn.hyperparams import Hyper, default_hyper
 from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
 from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
@@ -55,6 +56,7 @@ __all__ = [
     "Selection",
     "SoftmaxLinear",
     "SoftmaxMLP",
+    "ValueForecast",
     "__version__",
     "backend",
     "basal_rate",
@@ -63,6 +65,7 @@ __all__ = [
     "episode_ratios",
     "forecast_design",
     "forecast_logs",
+    "forecast_value",
     "n_features",
     "nis_forecast",
     "nwis_forecast",

@@ -1,7 +1,10 @@
 """``pyprog forecast``: a policy's future performance from logged episodes, with intervals.
 
 Parses the command line and calls :func:`pyprog.forecast.logged.forecast_logs`, the
-function a Python user calls; prints the NIS and NWIS forecasts and the safety test.
+function a Python user calls; prints the NIS and NWIS forecasts and the safety test. With
+``--time COL`` the log is timestamped contextual-bandit rounds instead, and the command
+calls :func:`pyprog.forecast.value.forecast_value` for the value ``--at`` a date or
+``--over`` a window.
 """
 
 from __future__ import annotations
@@ -24,8 +27,14 @@ OPTION_NAMES = (
         "alpha": "--alpha",
         "n_boot": "--n-boot",
         "seed": "--seed",
+        "at": "--at",
+        "over": "--over",
+        "max_horizon": "--max-horizon",
+        "estimator": "--estimator",
+        "policy": "--policy",
+        "context": "--context",
     },
-    ("forecast_logs", "nis_forecast", "nwis_forecast", "select_forecaster"),
+    ("forecast_logs", "nis_forecast", "nwis_forecast", "select_forecaster", "forecast_value"),
     {"None, an integer >= 0 or a numpy.random.Generator": "an integer >= 0"},
 )
 
@@ -70,7 +79,73 @@ def _json_ready(value):
     return value
 
 
+def _value_cmd(args: argparse.Namespace) -> int:
+    """``--time``: the value of a policy at a date, from timestamped rounds."""
+    import datetime as dt
+    import json
+
+    from pyprog.forecast.value import forecast_value
+
+    _check_output("--json", args.json)
+    if (args.at is None) == (args.over is None):
+        raise ValueError("with --time, give exactly one of --at DATE and --over START END")
+    if args.plot:
+        raise ValueError("--plot: not available with --time yet; use --json and plot the numbers")
+    names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
+    context = None if args.context in ("", "none") else names(args.context)
+    result = forecast_value(
+        args.logs,
+        names(args.policy),
+        at=args.at,
+        over=None if args.over is None else tuple(args.over),
+        time=args.time,
+        context=context,
+        action=args.action,
+        reward=args.reward,
+        pscore=args.pscore,
+        estimator=args.estimator,
+        max_horizon=args.max_horizon,
+        alpha=args.alpha,
+        n_boot=max(args.n_boot, 100),
+        random_state=args.seed,
+    )
+    summary = result.as_dict()
+
+    def date(days: float) -> str:
+        stamp = dt.datetime(1970, 1, 1) + dt.timedelta(days=days)
+        return stamp.isoformat(timespec="minutes") + "Z"
+
+    when = f"at {args.at}" if args.at is not None else f"over {args.over[0]} to {args.over[1]}"
+    level = f"{(1 - args.alpha) * 100:.12g}%"
+    print(
+        f"{args.logs}: {result.n_rounds} rounds in {result.n_bins} days; value of the policy "
+        f"{when} ({result.horizon:.4g} days after the log; {level} bootstrap interval)"
+    )
+    print(f"{'':<6} {'forecast':>11} {'low':>11} {'high':>11}  model, estimator")
+    print(
+        f"{'value':<6} {result.value:>11.5g} {result.low:>11.5g} {result.high:>11.5g}  "
+        f"{result.model}, {result.estimator}"
+    )
+    given = args.at if args.at is not None else args.over[0]
+    try:
+        float(given)
+    except ValueError:  # a date: say which UTC instant the number is about
+        summary["target_utc"] = [date(v) for v in result.target[1:]]
+    if args.json:
+        try:
+            with open(args.json, "w") as fh:
+                json.dump(_json_ready(summary), fh, indent=1, allow_nan=False)
+                fh.write("\n")
+        except OSError as exc:
+            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
+    return 0
+
+
 def cmd(args: argparse.Namespace) -> int:
+    if args.time is not None:
+        return _value_cmd(args)
+    if args.at is not None or args.over is not None:
+        raise ValueError("--at and --over need --time COL (a log of timestamped rounds)")
     import json
     import sys
     import warnings
@@ -204,4 +279,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
     fc.add_argument("--plot", default=None, help="write the figure to this PNG file")
+    tv = fc.add_argument_group(
+        "the value at a date (timestamped contextual-bandit rounds: pyprog.forecast_value)"
+    )
+    tv.add_argument(
+        "--time", default=None, metavar="COL",
+        help="the time column (numbers in days, or ISO-8601 dates): LOGS.csv holds one row "
+        "per round; forecast the policy's value --at a date or --over a window",
+    )  # fmt: skip
+    tv.add_argument("--at", default=None, help="target date (e.g. 2024-03-01) or day number")
+    tv.add_argument("--over", nargs=2, default=None, metavar=("START", "END"), help="window")
+    tv.add_argument(
+        "--policy", default="pi_",
+        help="columns of the evaluation policy's action probabilities: a prefix (default "
+        "'pi_': pi_0, pi_1, ...) or a comma-separated list",
+    )  # fmt: skip
+    tv.add_argument(
+        "--context", default="x",
+        help="context columns: a prefix (default 'x': x0, x1, ...), a list, or 'none'",
+    )  # fmt: skip
+    tv.add_argument("--action", default="action", help="logged action column (action)")
+    tv.add_argument("--reward", default="reward", help="reward column (reward)")
+    tv.add_argument("--pscore", default="pscore", help="logging propensity column (pscore)")
+    tv.add_argument(
+        "--estimator", default="auto", choices=("auto", "dr", "is", "snis", "dm"),
+        help="per-round estimates (auto: DR or IS, by cross-validation in time)",
+    )  # fmt: skip
+    tv.add_argument(
+        "--max-horizon", type=float, default=None,
+        help="furthest target in days after the log (default: the log's span)",
+    )  # fmt: skip
     fc.set_defaults(func=cmd, option_names=OPTION_NAMES)

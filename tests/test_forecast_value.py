@@ -1,0 +1,286 @@
+"""pyprog.forecast_value: the value of a policy at a future date from timestamped rounds.
+
+Unit behaviour, every input form (arrays, DataFrame, CSV, CLI), bad input, and the
+chooser's answers on noiseless and near-noiseless shapes. The Monte Carlo claims (MSE
+against OPFV, coverage per shape) are in tests/test_value_mc.py.
+"""
+
+import datetime as dt
+import json
+
+import numpy as np
+import pytest
+from contextual_year import YEAR, YearOfRounds, as_datetime64
+
+import pyprog
+from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast.value import forecast_value, read_rounds_csv
+from pyprog.offpolicy import season, step, trend
+from pyprog.offpolicy.time_selection import (
+    bin_estimates,
+    choose_time_model,
+    default_time_models,
+)
+
+
+def year_log(shape="sinusoid", n=3000, seed=0, **kw):
+    gen = YearOfRounds(shape, **kw)
+    d = gen.sample(n, np.random.default_rng(seed))
+    frame = {"time": d["times"], "action": d["action"], "reward": d["reward"]}
+    frame["pscore"] = d["pscore"]
+    for j in range(d["context"].shape[1]):
+        frame[f"x{j}"] = d["context"][:, j]
+    for a in range(gen.n_actions):
+        frame[f"pi_{a}"] = d["action_dist"][:, a]
+    return gen, d, frame
+
+
+def test_top_level_export_and_result_fields():
+    gen, d, frame = year_log()
+    f = pyprog.forecast_value(frame, "pi_", at=YEAR + 30)
+    assert isinstance(f, pyprog.ValueForecast)
+    assert f.low <= f.value <= f.high
+    assert f.estimator in ("dr", "is") and f.model.startswith("const")
+    out = f.as_dict()
+    assert set(out) >= {"value", "low", "high", "model", "estimator", "target", "alpha"}
+    json.dumps(out, allow_nan=False)
+    assert f.target == ("at", YEAR + 30) and f.n_rounds == 3000 and 300 < f.n_bins <= 366
+    assert "days ahead" in str(f)
+
+
+def test_one_year_sinusoid_is_forecast_by_a_yearly_season_containing_the_truth():
+    gen, d, frame = year_log("sinusoid", n=5000, seed=1)
+    targets = [YEAR + 45.0, YEAR + 200.0]
+    res = forecast_value(frame, d["action_dist"], at=targets)
+    truth = gen.value(np.array(targets))
+    assert [r.model for r in res] == ["const+season(365.25D,k=1)"] * 2
+    for r, v in zip(res, truth, strict=True):
+        assert r.low <= v <= r.high, (r, v)
+
+
+def test_inputs_arrays_frame_csv_and_dates_agree(tmp_path):
+    pd = pytest.importorskip("pandas")
+    gen, d, frame = year_log("trend", n=1500, seed=2)
+    base = forecast_value(frame, "pi_", at=YEAR + 20)
+    # a DataFrame with time-zone-aware dates: the same instants, the same answer
+    df = pd.DataFrame(frame)
+    stamps = pd.to_datetime(as_datetime64(d["times"])).tz_localize("UTC")
+    df["time"] = stamps.tz_convert("Asia/Tokyo")
+    at = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(days=YEAR + 20)
+    by_frame = forecast_value(df, "pi_", at=at.isoformat())
+    assert by_frame.value == pytest.approx(base.value, rel=1e-9, abs=1e-9)
+    assert by_frame.model == base.model
+    # a CSV file with ISO-8601 dates (UTC offsets): the same answer
+    path = tmp_path / "rounds.csv"
+    df.assign(time=[s.isoformat() for s in df["time"]]).to_csv(path, index=False)
+    by_csv = forecast_value(path, "pi_", at=at.isoformat())
+    assert by_csv.value == pytest.approx(base.value, rel=1e-9, abs=1e-9)
+    cols = read_rounds_csv(path)
+    np.testing.assert_allclose(cols["time"], d["times"], atol=1e-6)
+
+
+def test_a_callable_policy_is_evaluated_at_the_target_time():
+    """π_e that plays arm 1 before day 400 and arm 0 after: the forecast at day 420 is the
+    value of arm 0, which the log's own times would never show."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    t = np.sort(rng.uniform(0, 365, n))
+    a = rng.integers(0, 2, n)
+    r = np.where(a == 0, 2.0, 1.0) + rng.normal(0, 0.3, n)
+    frame = {"time": t, "action": a, "reward": r, "pscore": np.full(n, 0.5)}
+
+    def switch(x, times):
+        late = (np.asarray(times) >= 400)[:, None]
+        return np.where(late, [[1.0, 0.0]], [[0.0, 1.0]])
+
+    early, late = forecast_value(frame, switch, at=[380.0, 420.0], n_actions=2, context=None)
+    assert early.value == pytest.approx(1.0, abs=0.1)
+    assert late.value == pytest.approx(2.0, abs=0.1)
+
+
+def test_over_a_window_is_the_average_of_the_forecast():
+    gen, d, frame = year_log("sinusoid", n=3000, seed=4)
+    win = forecast_value(frame, "pi_", over=(YEAR + 10, YEAR + 40), estimator="dr")
+    points = forecast_value(
+        frame, "pi_", at=list(YEAR + np.linspace(10, 40, 301)), estimator="dr", alpha=None
+    )
+    assert win.value == pytest.approx(np.mean([p.value for p in points]), abs=2e-3)
+    assert win.target == ("over", YEAR + 10, YEAR + 40)
+
+
+def test_horizon_beyond_the_log_is_refused_with_what_it_supports():
+    gen, d, frame = year_log("stationary", n=1000, seed=5)
+    with pytest.raises(ForecastError, match=r"covers 36[0-9].* days.*max_horizon"):
+        forecast_value(frame, "pi_", at=d["times"].max() + 400)
+    f = forecast_value(frame, "pi_", at=d["times"].max() + 400, max_horizon=500)
+    assert f.horizon == pytest.approx(400)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(at=None), "exactly one of at="),
+        (dict(over=(1.0, 2.0)), "exactly one of at="),
+        (dict(at=10.0), "at must be after the log"),
+        (dict(at="tomorrow"), "at must be a number or an ISO-8601 date"),
+        (dict(at=[]), "at must hold at least one time"),
+        (dict(estimator="magic"), "estimator must be"),
+        (dict(alpha=1.5), "alpha must be in"),
+        (dict(time="when"), "no column 'when'"),
+        (dict(context=["x0", "zz"]), r"context: no column\(s\) \['zz'\]"),
+        (dict(policy="q_"), "policy: no columns named 'q_'"),
+        (dict(max_horizon=-1), "max_horizon must be"),
+        (dict(n_boot=10), "n_boot must be an integer >= 100"),
+        (dict(log=[1, 2, 3]), "log must be a CSV path"),
+        (dict(log="/no/such/file.csv"), "no such file"),
+    ],
+)
+def test_bad_input_names_the_argument(change, match):
+    gen, d, frame = year_log("stationary", n=600, seed=6)
+    kw = {"log": frame, "policy": "pi_", "at": YEAR + 10}
+    kw.update(change)
+    with pytest.raises(ValueError, match=match):
+        forecast_value(kw.pop("log"), kw.pop("policy"), **kw)
+
+
+def test_bad_rounds_name_the_column():
+    gen, d, frame = year_log("stationary", n=600, seed=7)
+    bad = dict(frame, pscore=np.where(np.arange(600) == 5, 0.0, frame["pscore"]))
+    with pytest.raises(ValueError, match=r"pscore must be a probability in .* row 5"):
+        forecast_value(bad, "pi_", at=YEAR + 10)
+    bad = dict(frame, pi_0=frame["pi_0"] + 0.05)
+    with pytest.raises(ValueError, match="each row must sum to 1"):
+        forecast_value(bad, "pi_", at=YEAR + 10)
+
+
+def test_csv_errors_name_line_and_column(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("time,action,reward,pscore,pi_0\n1,0,1.0,1,1\n2,0,oops,1,1\n")
+    with pytest.raises(ValueError, match=r"line 3, column 'reward': 'oops' is not a number"):
+        read_rounds_csv(path)
+    path.write_text("time,action,reward\n1,0,1.0,7\n")
+    with pytest.raises(ValueError, match="line 2: 4 fields, the header has 3"):
+        read_rounds_csv(path)
+    path.write_text("time,action,reward\nyesterday,0,1\n")
+    with pytest.raises(ValueError, match="'time': 'yesterday' is not a number or an ISO"):
+        read_rounds_csv(path)
+    path.write_text("time,action,reward\r1,0,1.0\r2,1,0.5\r")  # CR-only line endings
+    assert read_rounds_csv(path)["reward"].tolist() == [1.0, 0.5]
+    with pytest.raises(ValueError, match="no time column 'when'"):
+        read_rounds_csv(path, time="when")
+
+
+def test_too_short_a_log_is_a_forecast_error():
+    rng = np.random.default_rng(8)
+    n = 50
+    frame = {"time": np.sort(rng.uniform(0, 20, n)), "action": rng.integers(0, 2, n),
+             "reward": rng.normal(size=n), "pscore": np.full(n, 0.5)}  # fmt: skip
+    with pytest.raises(ForecastError, match="needs at least 30"):
+        forecast_value(frame, np.tile([0.5, 0.5], (n, 1)), at=25.0, context=None)
+
+
+def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
+    from pyprog.cli.main import main
+
+    pd = pytest.importorskip("pandas")
+    gen, d, frame = year_log("blocks", n=1500, seed=9)
+    df = pd.DataFrame(frame)
+    df["time"] = [str(s)[:19] for s in as_datetime64(d["times"])]
+    path = tmp_path / "rounds.csv"
+    df.to_csv(path, index=False)
+    out_json = tmp_path / "out.json"
+    code = main(["forecast", str(path), "--time", "time", "--at", "1971-02-01",
+                 "--json", str(out_json), "--alpha", "0.1"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "value of the policy at 1971-02-01" in printed and "90% bootstrap" in printed
+    summary = json.loads(out_json.read_text())
+    direct = forecast_value(path, "pi_", at="1971-02-01")
+    assert summary["value"] == pytest.approx(direct.value)
+    assert summary["target_utc"] == ["1971-02-01T00:00Z"]
+    code = main(["forecast", str(path), "--time", "time", "--at", "1969-01-01"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--at must be after the log" in err
+    code = main(["forecast", str(path), "--at", "1971-01-01"])
+    assert code == 2 and "--at and --over need --time" in capsys.readouterr().err
+
+
+# -- the chooser on its own ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "truth, expected",
+    [
+        (lambda t: np.zeros_like(t), "const"),
+        (lambda t: 0.004 * t, "const+trend"),
+        (lambda t: np.where(t >= 0.6 * 365, 1.0, 0.0), "const+step("),
+        (lambda t: np.sin(2 * np.pi * t / YEAR), "const+season(365.25D,k="),
+        (lambda t: 0.5 * (np.floor(t) % 7 == 5), "+blocks(dow)"),
+    ],
+)
+def test_the_chooser_finds_the_shape_of_a_near_noiseless_log(truth, expected):
+    t = np.arange(0.0, 365.0, 0.5)
+    y = truth(t) + np.random.default_rng(0).normal(0, 0.05, t.size)
+    b = bin_estimates(y, t)
+    choice = choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), alpha=0.1)
+    assert expected in choice.model, choice.model
+    assert choice.low[0] <= choice.value[0] <= choice.high[0]
+    assert choice.value[0] == pytest.approx(truth(np.array([400.0]))[0], abs=0.05)
+
+
+def test_default_models_need_a_year_for_yearly_terms_and_two_weeks_for_weekdays():
+    names = [m.name for m in default_time_models(0.0, 300.0)]
+    assert not any("365.25" in n for n in names) and any("dow" in n for n in names)
+    names = [m.name for m in default_time_models(0.0, 10.0)]
+    assert not any("dow" in n for n in names)
+
+
+def test_user_models_and_time_model_terms():
+    gen, d, frame = year_log("trend", n=2000, seed=10)
+    f = forecast_value(frame, "pi_", at=YEAR + 50, models=[trend(), season(YEAR), step(100)])
+    assert f.model == "const+trend"
+    assert set(f.scores) == {"const+trend", "const+season(365.25D,k=1)", "const+step(100)"}
+    with pytest.raises(ValueError, match="models: terms must be"):
+        forecast_value(frame, "pi_", at=YEAR + 50, models=["trend"])
+
+
+def test_step_term_is_a_persistent_shift_with_exact_window_averages():
+    s = step(10.0)
+    assert s.columns(np.array([9.0, 10.0, 11.0]), 0, 20)[:, 0].tolist() == [0.0, 1.0, 1.0]
+    assert s.window(5.0, 15.0, 0, 20, 100)[0] == pytest.approx(0.5)
+    assert s.window(12.0, 15.0, 0, 20, 100)[0] == 1.0
+    assert step(np.datetime64("1970-01-11")).at == 10.0
+    with pytest.raises(ValueError, match="at must be a finite time"):
+        step(float("nan"))
+
+
+def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
+    from pyprog.offpolicy import DayOfWeek, blocks, round_estimates
+
+    gen, d, frame = year_log("weekday", n=2000, seed=11)
+    keys = ("context", "times", "action", "reward", "pscore", "action_dist")
+    plain = round_estimates(*(d[k] for k in keys), random_state=0)
+    timed = round_estimates(
+        *(d[k] for k in keys), time_feature=trend() + blocks(DayOfWeek()), random_state=0
+    )
+    assert timed.values.shape == (2000,) and not np.allclose(timed.values, plain.values)
+    # the day-of-week inputs let q̂ follow the drift: smaller DR residual spread
+    assert timed.values.std() < plain.values.std()
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"rule": "lowest"}, "rule must be 'mse' or 'simplest'"),
+        ({"world": "mine"}, "world must be"),
+        ({"gate": -1.0}, "gate must be None or a finite number >= 0"),
+        ({"n_se": float("inf")}, "n_se must be a finite number >= 0"),
+        ({"n_folds": 1}, "n_folds must be an integer >= 2"),
+        ({"n_folds": 200}, "needs at least 600"),
+    ],
+)
+def test_the_chooser_refuses_bad_settings(kw, match):
+    t = np.arange(0.0, 365.0)
+    b = bin_estimates(np.zeros(t.size), t)
+    with pytest.raises(ValueError, match=match):
+        choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), **kw)

@@ -1,0 +1,95 @@
+"""Monte Carlo claims of ``pyprog.forecast_value`` against OPFV (issue 33), slow.
+
+``tests/value_montecarlo.py`` at its README setting: 40 logs of 10,000 rounds over a year
+per truth, 8 targets 1-360 days ahead per log, seed 0 (about 8 minutes on 2 cores). The
+claims and their tests:
+
+* **beats OPFV with φ from the data** on every drifting truth: the paired per-log
+  difference of mean squared errors (pyprog − OPFV) has z < −2 (one-sided, 40 logs);
+* **stationary**: pyprog's MSE at most 1.1× stationary DR's (the mean of the same DR
+  estimates), plus 2 s.e. of the paired difference;
+* **block-shaped truths**: MSE within 1.1× OPFV's with the true φ;
+* **coverage** of the 90 % intervals in [0.85, 0.95] per truth, ± 2 s.e. over logs;
+* **refusals**: at most 10 % of the targets.
+
+Claims that do not hold are strict xfails with their numbers in the README's table, so a
+change that fixes one shows as XPASS.
+"""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+L, N, SEED = 40, 10_000, 0
+DRIFTING = ("blocks", "weekday", "blocks_weekday", "sinusoid", "trend", "step@0.6", "step@0.5")
+BLOCK_SHAPED = ("blocks", "weekday", "blocks_weekday")
+
+# (claim, truth) pairs measured not to hold at the setting above (README table)
+MISSES = {
+    ("beats_opfv", "blocks"),  # 0.0031 vs 0.0038, z = -1.6
+    ("within_true", "blocks"),  # 1.40x OPFV with the true 8 blocks
+    ("within_true", "weekday"),  # 2.35x OPFV with the true day of week
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    from joblib import Parallel, delayed
+    from value_montecarlo import SHAPES, run
+
+    parts = Parallel(n_jobs=2)(
+        delayed(run)(L, N, SEED, shapes=[shape], progress=False) for shape in SHAPES
+    )
+    out = {"L": L, "n": N, "seed": SEED, "shapes": {}}
+    for part in parts:
+        out["shapes"].update(part["shapes"])
+    print(json.dumps(out["shapes"], indent=1))
+    return out["shapes"]
+
+
+def check(claim: str, truth: str, ok: bool, message: str) -> None:
+    if (claim, truth) in MISSES:
+        if ok:
+            pytest.fail(f"XPASS(strict): {claim} now holds for {truth}: {message}")
+        pytest.xfail(f"{claim} does not hold for {truth}: {message}")
+    assert ok, message
+
+
+@pytest.mark.parametrize("truth", DRIFTING)
+def test_beats_opfv_with_data_driven_phi(result, truth):
+    s = result[truth]["vs_opfv"]
+    m = result[truth]["mse"]
+    msg = f"MSE {m['value']:.4f} vs OPFV {m['opfv']:.4f}: diff {s['diff']:.4f} ± {s['se']:.4f}"
+    check("beats_opfv", truth, s["z"] < -2, f"{msg}, z = {s['z']:.1f}")
+
+
+def test_stationary_is_within_ten_percent_of_dr(result):
+    s = result["stationary"]
+    m, d = s["mse"], s["vs_dr"]
+    bound = 0.1 * m["dr"] + 2 * d["se"]
+    msg = f"MSE {m['value']:.5f} vs DR {m['dr']:.5f} (diff {d['diff']:.5f} ± {d['se']:.5f})"
+    check("stationary", "stationary", d["diff"] <= bound, msg)
+
+
+@pytest.mark.parametrize("truth", BLOCK_SHAPED)
+def test_block_truths_within_ten_percent_of_opfv_with_the_true_phi(result, truth):
+    m, d = result[truth]["mse"], result[truth]["vs_opfv_true"]
+    bound = 0.1 * m["opfv_true"] + 2 * d["se"]
+    msg = f"MSE {m['value']:.4f} vs OPFV(true φ) {m['opfv_true']:.4f}, ratio {d['ratio']:.2f}"
+    check("within_true", truth, d["diff"] <= bound, msg)
+
+
+@pytest.mark.parametrize("truth", (*DRIFTING, "stationary"))
+def test_coverage_is_between_85_and_95_percent(result, truth):
+    s = result[truth]
+    cov, se = s["coverage"], s["coverage_se"]
+    msg = f"coverage {cov:.3f} ± {se:.3f}, median width {s['median_width']:.3f}"
+    check("coverage", truth, 0.85 - 2 * se <= cov <= 0.95 + 2 * se, msg)
+
+
+@pytest.mark.parametrize("truth", (*DRIFTING, "stationary"))
+def test_refusals_at_most_ten_percent(result, truth):
+    s = result[truth]
+    assert s["refused"] <= 0.1 * s["logs"], f"{s['refused']} of {s['logs']} logs refused"

@@ -1,0 +1,171 @@
+"""Monte Carlo of ``pyprog.forecast_value`` against OPFV on timestamped contextual logs.
+
+Each shape of :mod:`contextual_year` (seasonal blocks, day of week, both, a yearly
+sinusoid, a trend, a step at 0.6 of the year, a step at half the year, stationary) gives
+``L`` logs of ``n`` rounds over one year, each with 8 targets drawn uniformly 1-360 days
+after the log's last round. On every log:
+
+* pyprog: ``forecast_value`` with its defaults (90 % intervals);
+* OPFV with φ chosen from the data (:func:`pyprog.offpolicy.opfv_select`, blocks of the
+  year 1, 2, 4, ..., 64, Lepski's rule);
+* OPFV with the true φ, for the block-shaped truths (8 blocks of the year, the day of the
+  week, or their product);
+* stationary DR: the mean of the per-round DR estimates (the paper's "stationary DR").
+
+Per shape it reports each method's MSE over (log, target), the paired comparison of
+pyprog's per-log mean squared error with OPFV's (mean difference, its s.e. over logs and
+z; a one-sided z-test), pyprog's coverage and median width, and refusals.
+
+Run ``python tests/value_montecarlo.py L n seed [out.json]``; the slow test
+``tests/test_value_mc.py`` runs it and checks the claims.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from contextual_year import YEAR, YearOfRounds
+
+from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast.value import forecast_value
+from pyprog.offpolicy import (
+    Crossed,
+    DayOfWeek,
+    PeriodBlocks,
+    opfv,
+    opfv_select,
+    round_estimates,
+)
+
+SHAPES = (
+    ("blocks", {}),
+    ("weekday", {}),
+    ("blocks_weekday", {}),
+    ("sinusoid", {}),
+    ("trend", {}),
+    ("step", {"step_at": 0.6}),
+    ("step", {"step_at": 0.5}),
+    ("stationary", {}),
+)
+TRUE_PHI = {
+    "blocks": PeriodBlocks(YEAR, 8),
+    "weekday": DayOfWeek(),
+    "blocks_weekday": Crossed(PeriodBlocks(YEAR, 8), DayOfWeek()),
+}
+N_TARGETS = 8
+
+
+def shape_key(shape: str, kw: dict) -> str:
+    return f"step@{kw['step_at']:g}" if shape == "step" else shape
+
+
+def one_log(gen: YearOfRounds, shape: str, n: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    d = gen.sample(n, rng)
+    targets = d["times"].max() + rng.uniform(1.0, 360.0, N_TARGETS)
+    truth = gen.value(targets)
+    frame = {"time": d["times"], "action": d["action"], "reward": d["reward"],
+             "pscore": d["pscore"]}  # fmt: skip
+    for j in range(d["context"].shape[1]):
+        frame[f"x{j}"] = d["context"][:, j]
+    out = {"truth": truth.tolist()}
+    try:
+        res = forecast_value(frame, d["action_dist"], at=list(targets), random_state=seed)
+        out["value"] = [r.value for r in res]
+        out["low"] = [r.low for r in res]
+        out["high"] = [r.high for r in res]
+        out["model"] = [r.model for r in res]
+        out["estimator"] = res[0].estimator
+    except ForecastError as exc:
+        out["refused"] = str(exc)
+    keys = ("context", "times", "action", "reward", "pscore")
+    args = [d[k] for k in keys]
+    sel = opfv_select(*args, gen.evaluation, targets, n_actions=gen.n_actions, random_state=seed)
+    out["opfv"] = sel.value.tolist()
+    if shape in TRUE_PHI:
+        true = opfv(*args, gen.evaluation, targets, time_feature=TRUE_PHI[shape],
+                    n_actions=gen.n_actions, random_state=seed)  # fmt: skip
+        out["opfv_true"] = true.value.tolist()
+    dr = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
+    out["dr"] = [dr.value] * N_TARGETS
+    return out
+
+
+def summarise(logs: list[dict]) -> dict:
+    """Per-method MSE, pyprog's paired comparisons, coverage, width and refusals."""
+    kept = [g for g in logs if "refused" not in g]
+    truth = np.array([g["truth"] for g in kept])
+    L = len(kept)
+    per_log = {}
+    for name in ("value", "opfv", "opfv_true", "dr"):
+        if kept and name in kept[0]:
+            per_log[name] = ((np.array([g[name] for g in kept]) - truth) ** 2).mean(axis=1)
+    out = {"logs": len(logs), "refused": len(logs) - L,
+           "mse": {k: float(v.mean()) for k, v in per_log.items()}}  # fmt: skip
+    for other in ("opfv", "opfv_true", "dr"):
+        if other in per_log and L > 1:
+            diff = per_log["value"] - per_log[other]
+            se = float(diff.std(ddof=1) / np.sqrt(L))
+            ratio = float(per_log["value"].mean() / per_log[other].mean())
+            z = float(diff.mean() / se) if se > 0 else 0.0
+            out[f"vs_{other}"] = {"diff": float(diff.mean()), "se": se, "z": z, "ratio": ratio}
+    if L:
+        low, high = np.array([g["low"] for g in kept]), np.array([g["high"] for g in kept])
+        covered = (low <= truth) & (truth <= high)
+        per_log_cov = covered.mean(axis=1)
+        out["coverage"] = float(covered.mean())
+        out["coverage_se"] = float(per_log_cov.std(ddof=1) / np.sqrt(L))  # logs independent
+        out["median_width"] = float(np.median(high - low))
+        models = {}
+        for g in kept:
+            models[g["model"][0]] = models.get(g["model"][0], 0) + 1
+        out["models_first_target"] = dict(sorted(models.items(), key=lambda kv: -kv[1])[:4])
+    return out
+
+
+def run(L: int, n: int, seed: int = 0, shapes=SHAPES, progress: bool = True) -> dict:
+    from threadpoolctl import threadpool_limits
+
+    result = {"L": L, "n": n, "seed": seed, "shapes": {}}
+    with threadpool_limits(1):
+        for shape, kw in shapes:
+            gen = YearOfRounds(shape, **kw)
+            start = time.time()
+            logs = [one_log(gen, shape, n, 100_000 * seed + 1_000 * i + 7) for i in range(L)]
+            summary = summarise(logs)
+            summary["seconds"] = round(time.time() - start, 1)
+            result["shapes"][shape_key(shape, kw)] = summary
+            if progress:
+                print(shape_key(shape, kw), json.dumps(summary), flush=True)
+    return result
+
+
+def table(result: dict) -> str:
+    """The README's table: one row per shape."""
+    rows = ["| truth | pyprog MSE | OPFV (φ from data) | OPFV (true φ) | stationary DR | "
+            "pyprog − OPFV, z | coverage (90 %) | refused |",
+            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for key, s in result["shapes"].items():
+        m = s["mse"]
+        true = f"{m['opfv_true']:.4f}" if "opfv_true" in m else "-"
+        z = s["vs_opfv"]["z"]
+        rows.append(
+            f"| {key} | {m['value']:.4f} | {m['opfv']:.4f} | {true} | {m['dr']:.4f} | "
+            f"{z:+.1f} | {s['coverage']:.2f} ± {s['coverage_se']:.2f} | {s['refused']} |"
+        )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    L, n = int(sys.argv[1]), int(sys.argv[2])
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    res = run(L, n, seed)
+    print(table(res))
+    if len(sys.argv) > 4:
+        Path(sys.argv[4]).write_text(json.dumps(res, indent=1))

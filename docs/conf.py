@@ -69,6 +69,7 @@ API_MODULES = {
         "pyprog.offpolicy.crossfit",
         "pyprog.offpolicy.estimates",
         "pyprog.offpolicy.future",
+        "pyprog.offpolicy.time_terms",
         "pyprog.offpolicy.time_models",
         "pyprog.offpolicy.time_selection",
     ],

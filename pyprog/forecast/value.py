@@ -52,12 +52,12 @@ from pyprog.offpolicy.rounds import (
     check_rounds,
     policy_action_dist,
 )
-from pyprog.offpolicy.time_models import TimeModel
 from pyprog.offpolicy.time_selection import (
     bin_estimates,
     choose_time_model,
     default_reward_time_model,
 )
+from pyprog.offpolicy.time_terms import TimeModel, as_time_model
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
@@ -494,17 +494,20 @@ def forecast_value(
                     for g in group
                 ])  # fmt: skip
 
-            try:
+            try:  # the choice first; the bootstrap only for the estimator kept
                 choice = choose_time_model(
-                    binned, rows, models=cand_models, alpha=alpha, n_boot=n_boot,
-                    random_state=random_state,
-                )  # fmt: skip
+                    binned, rows, models=cand_models, alpha=None, random_state=random_state
+                )
             except ValueError as exc:
                 raise ForecastError(str(exc)) from None
             score = choice.scores[choice.best]
             if best is None or score < best[0]:
-                best = (score, kind, choice, binned)
-        _, kind, choice, binned = best
+                best = (score, kind, binned, rows)
+        _, kind, binned, rows = best
+        choice = choose_time_model(
+            binned, rows, models=cand_models, alpha=alpha, n_boot=n_boot,
+            random_state=random_state,
+        )  # fmt: skip
         return [
             ValueForecast(
                 value=float(choice.value[j]),
@@ -536,9 +539,7 @@ def _policy_time(goal: tuple) -> float:
 
 
 def _as_model(spec) -> TimeModel:
-    if isinstance(spec, TimeModel):
-        return spec
     try:
-        return TimeModel(tuple(spec) if isinstance(spec, (list, tuple)) else (spec,))
+        return as_time_model(spec if isinstance(spec, (list, tuple)) else [spec])
     except ValueError as exc:
         raise ValueError(f"models: {exc}") from None

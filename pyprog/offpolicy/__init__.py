@@ -15,7 +15,8 @@ their weights and their times. From timestamped contextual-bandit rounds
 * :func:`time_forecast` — forecasters in time, least squares on a sum of :func:`trend`,
   :func:`season` (a stated period) and :func:`blocks` (a time feature) evaluated at a
   future time or over a window, linear in the estimates (ζ returned) with an HC2 standard
-  error (:mod:`.time_models`); :func:`step` a persistent level shift;
+  error (:mod:`.time_models`; the terms in :mod:`.time_terms`); :func:`step` a
+  persistent level shift;
 * :func:`choose_time_model` — the choice among them by blocked cross-validation in time,
   with a wild-bootstrap interval that repeats the choice (:mod:`.time_selection`), on
   rounds gathered into day bins (:func:`bin_estimates`).
@@ -29,26 +30,25 @@ from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_selec
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
-from pyprog.offpolicy.time_models import (
-    Blocks,
-    Season,
-    Step,
-    TimeForecast,
-    TimeModel,
-    Trend,
-    blocks,
-    parse_period,
-    season,
-    step,
-    time_forecast,
-    trend,
-)
+from pyprog.offpolicy.time_models import TimeForecast, time_forecast
 from pyprog.offpolicy.time_selection import (
     Binned,
     TimeChoice,
     bin_estimates,
     choose_time_model,
     default_time_models,
+)
+from pyprog.offpolicy.time_terms import (
+    Blocks,
+    Season,
+    Step,
+    TimeModel,
+    Trend,
+    blocks,
+    parse_period,
+    season,
+    step,
+    trend,
 )
 
 __all__ = [

@@ -40,7 +40,7 @@ import numpy as np
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.offpolicy.rounds import check_action_dist, check_rounds, policy_action_dist
 from pyprog.offpolicy.time_features import check_time_feature, checked_labels, one_hot
-from pyprog.offpolicy.time_models import TimeModel
+from pyprog.offpolicy.time_terms import TimeModel
 
 __all__ = ["ESTIMATORS", "RoundEstimates", "round_estimates"]
 
@@ -143,7 +143,7 @@ def round_estimates(
         For "dm" and "dr"; default :class:`~pyprog.offpolicy.reward_model.ActionRidge`.
     time_feature : time feature or TimeModel, optional
         φ for the reward model's inputs, e.g. ``PeriodBlocks(365.25, 8)`` (one-hot), or a
-        :class:`~pyprog.offpolicy.time_models.TimeModel` such as ``trend() + blocks(...)``
+        :class:`~pyprog.offpolicy.time_terms.TimeModel` such as ``trend() + blocks(...)``
         (its columns but the constant); None: q̂(x, a).
     n_folds : int
         Cross-fitting folds K >= 2.

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pyprog.offpolicy.time_features import DayOfWeek, PeriodBlocks
-from pyprog.offpolicy.time_models import Step, TimeModel, blocks, season, step, trend
+from pyprog.offpolicy.time_terms import Step, TimeModel, blocks, season, step, trend
 
 __all__ = [
     "Binned",

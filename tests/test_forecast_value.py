@@ -284,3 +284,13 @@ def test_the_chooser_refuses_bad_settings(kw, match):
     b = bin_estimates(np.zeros(t.size), t)
     with pytest.raises(ValueError, match=match):
         choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), **kw)
+
+
+def test_a_context_or_policy_column_of_text_is_named():
+    gen, d, frame = year_log("stationary", n=600, seed=12)
+    bad = dict(frame, x3=np.array(["a"] * 600))
+    with pytest.raises(ValueError, match="context: column 'x3' must hold numbers"):
+        forecast_value(bad, "pi_", at=YEAR + 10)
+    bad = dict(frame, pi_2=np.array(["0.1"] * 600))
+    with pytest.raises(ValueError, match="policy: column 'pi_2' must hold numbers"):
+        forecast_value(bad, "pi_", at=YEAR + 10)

@@ -251,6 +251,14 @@ def _column(frame, name: str, what: str):
     return frame[name]
 
 
+def _numbers(frame, name: str, what: str) -> np.ndarray:
+    """Column ``name`` as float64, or a ValueError naming it."""
+    values = np.asarray(frame[name])
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: column {name!r} must hold numbers; got dtype {values.dtype}")
+    return values.astype(np.float64)
+
+
 def _target_time(name: str, value) -> float:
     if isinstance(value, str):
         try:
@@ -381,14 +389,9 @@ def forecast_value(
     if many and len(at) == 0:
         raise ValueError("at must hold at least one time; got an empty sequence")
 
-    times = as_days(np.asarray(_column(frame, time, "time")) if not hasattr(frame, "columns")
-                    else _column(frame, time, "time"), name=f"time column {time!r}")  # fmt: skip
+    times = as_days(_column(frame, time, "time"), name=f"time column {time!r}")
     ctx_names = [] if context is None else _names(frame, context, "context")
-    ctx = (
-        np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in ctx_names])
-        if ctx_names
-        else None
-    )
+    ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
     acts = np.asarray(_column(frame, action, "action"))
     rews = np.asarray(_column(frame, reward, "reward"))
     ps = np.asarray(_column(frame, pscore, "pscore"))
@@ -406,7 +409,7 @@ def forecast_value(
             raise ValueError(
                 f"policy: no columns named {policy!r} followed by an action number in the log"
             )
-        pi_log = np.column_stack([np.asarray(frame[c], dtype=np.float64) for c in names])
+        pi_log = np.column_stack([_numbers(frame, c, "policy") for c in names])
     else:
         pi_log = np.asarray(policy)
     if pi_log is not None:

@@ -79,10 +79,21 @@ def _json_ready(value):
     return value
 
 
+def _write_json(path: str, summary: dict) -> None:
+    """``--json``: the summary with non-finite numbers as null (valid JSON)."""
+    import json
+
+    try:
+        with open(path, "w") as fh:
+            json.dump(_json_ready(summary), fh, indent=1, allow_nan=False)
+            fh.write("\n")
+    except OSError as exc:
+        raise ValueError(f"cannot write --json {path}: {exc.strerror or exc}") from None
+
+
 def _value_cmd(args: argparse.Namespace) -> int:
     """``--time``: the value of a policy at a date, from timestamped rounds."""
     import datetime as dt
-    import json
 
     from pyprog.forecast.value import forecast_value
 
@@ -132,12 +143,7 @@ def _value_cmd(args: argparse.Namespace) -> int:
     except ValueError:  # a date: say which UTC instant the number is about
         summary["target_utc"] = [date(v) for v in result.target[1:]]
     if args.json:
-        try:
-            with open(args.json, "w") as fh:
-                json.dump(_json_ready(summary), fh, indent=1, allow_nan=False)
-                fh.write("\n")
-        except OSError as exc:
-            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
+        _write_json(args.json, summary)
     return 0
 
 
@@ -146,7 +152,6 @@ def cmd(args: argparse.Namespace) -> int:
         return _value_cmd(args)
     if args.at is not None or args.over is not None:
         raise ValueError("--at and --over need --time COL (a log of timestamped rounds)")
-    import json
     import sys
     import warnings
 
@@ -230,12 +235,7 @@ def cmd(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"warning: misspecification: {note}")
     if args.json:
-        try:
-            with open(args.json, "w") as fh:
-                json.dump(_json_ready(summary), fh, indent=1, allow_nan=False)
-                fh.write("\n")
-        except OSError as exc:
-            raise ValueError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
+        _write_json(args.json, summary)
     if args.plot:
         try:
             result.plot(args.plot)

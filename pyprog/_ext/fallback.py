@@ -23,6 +23,7 @@ from pyprog._ext._exact import episode_ratio_exact, pdis_row_exact
 
 # the twins of _bootstrap.pxi and _choice.pxi live in their own module
 from pyprog._ext.fallback_bootstrap import (  # noqa: F401  (re-exported: kernels.<name>)
+    block_moments,
     one_se_choice,
     signed_rows,
     wild_bootstrap_t,

@@ -203,11 +203,14 @@ def block_moments(signs, V, starts):
     dims[2] = q
     cdef cnp.ndarray out = cnp.PyArray_ZEROS(3, dims, cnp.NPY_FLOAT64, 0)
     cdef double* acc = _data(out)
-    # the 256 subset sums of a byte's 8 rows (256 × q), and each block's plain sum (K × q)
-    cdef double* table = <double*>calloc(256 * q + k * q + 1, sizeof(double))
+    # the 256 subset sums of a byte's 8 rows (256 rows of qp >= q, a multiple of 4, so that
+    # the sums vectorise), one row of V (qp), and each block's plain sum (K × q)
+    cdef Py_ssize_t qp = (q + 3) // 4 * 4
+    cdef double* table = <double*>calloc(256 * qp + qp + k * q + 1, sizeof(double))
     if table == NULL:
         raise MemoryError()
-    cdef double* total = table + 256 * q
+    cdef double* vrow = table + 256 * qp
+    cdef double* total = vrow + qp
     cdef Py_ssize_t blk, bit, half, r, p, b, i, j = 0, lo, hi, end
     cdef const double* row
     cdef double* dst
@@ -218,10 +221,11 @@ def block_moments(signs, V, starts):
             half = 1
             for bit in range(8):
                 i = 8 * blk + bit
+                for p in range(q):
+                    vrow[p] = v[i * q + p] if i < n else 0.0
                 for r in range(half):
-                    for p in range(q):
-                        table[(half + r) * q + p] = table[r * q + p] + (
-                            v[i * q + p] if i < n else 0.0)
+                    for p in range(qp):
+                        table[(half + r) * qp + p] = table[r * qp + p] + vrow[p]
                 half = 2 * half
             # the byte's episodes, block by block: acc[b, j] += table[signs & bits of block j]
             lo = 0
@@ -235,7 +239,7 @@ def block_moments(signs, V, starts):
                     for p in range(q):
                         total[j * q + p] += v[i * q + p]
                 for b in range(nb):
-                    row = table + (sg[b * nbytes + blk] & mask) * q
+                    row = table + (sg[b * nbytes + blk] & mask) * qp
                     dst = acc + (b * k + j) * q
                     for p in range(q):
                         dst[p] += row[p]

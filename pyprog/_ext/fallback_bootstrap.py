@@ -250,20 +250,22 @@ def block_moments(signs, V, starts):
     if n == 0:
         return M
     ends = np.append(starts[1:], n)
-    # pieces [s, e) of at most 2^14 episodes (a block, or part of a long one), and groups of
-    # consecutive pieces over at most 2^15 episodes: σ (rows, group) = 2 bits − 1 at a time
+    # σ (rows, span) = 2 bits − 1 for a few rows and a span of episodes at a time (about 2^22
+    # signs: memory O(N), not O(B N)): pieces [s, e) of at most span episodes (a block, or
+    # part of a long one), grouped while a group spans at most span episodes
+    rows = max(1, min(nb, 256))
+    span = max(1 << 12, (1 << 22) // rows)
     pieces = [
-        (j, s, min(s + (1 << 14), e))
+        (j, s, min(s + span, e))
         for j, (a, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True))
-        for s in range(a, e, 1 << 14)
+        for s in range(a, e, span)
     ]
     groups, first = [], 0
     for i, (_, _, e) in enumerate(pieces):
-        if e - pieces[first][1] > (1 << 15):
+        if e - pieces[first][1] > span:
             groups.append(pieces[first:i])
             first = i
     groups.append(pieces[first:])
-    rows = 256
     for r in range(0, nb, rows):
         for group in groups:
             a, b = group[0][1], group[-1][2]

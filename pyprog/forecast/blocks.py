@@ -34,8 +34,10 @@ Accuracy, against the dense path (``tests/test_blocks.py`` compares both at
   path's (whose selection runs in float32, rounding at 6e-8), and its final forecasts too.
   At the threshold the intervals' ends agree to 1e-9 of their width (to 1e-12 on most logs).
 
-Memory at 10^6 one-step episodes: about 330 MiB (tracemalloc) for either estimator with
-its interval, most of it O(N) arrays of the log's length; time about 9 s on one core.
+Memory at 10^6 one-step episodes: 223-245 MiB (tracemalloc) for either estimator with its
+interval, most of it arrays of the log's length, the bootstrap's per-pass block arrays
+(~100 MiB with the NumPy twins) not growing with N; time 6-9 s on one core
+(``bench/bench_long_logs.py``).
 """
 
 from __future__ import annotations

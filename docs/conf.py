@@ -49,6 +49,7 @@ API_MODULES = {
         "pyprog.forecast.selection",
         "pyprog.forecast.post_selection",
         "pyprog.forecast.backtests",
+        "pyprog.forecast.blocks",
         "pyprog.forecast.intervals",
         "pyprog.forecast.safety",
         "pyprog.forecast.logs",
@@ -138,6 +139,7 @@ API_MODULES = {
     "utils": [
         "pyprog.utils.validation",
         "pyprog.utils.cache",
+        "pyprog.utils.memo",
         "pyprog.utils.figures",
         "pyprog.utils.machine",
     ],

@@ -1,6 +1,7 @@
 # Included by _kernels.pyx (one extension module): the one-standard-error choice among
-# forecasters, repeated in every replicate of basis="auto"'s bootstrap (issue 18, speed).
-# NumPy twins in fallback_bootstrap.py.
+# forecasters, repeated in every replicate of basis="auto"'s bootstrap (issue 18, speed),
+# and the replicates' block moments on long logs (issue 35). NumPy twins in
+# fallback_bootstrap.py.
 
 
 cdef const void* _typed(object a, str name, int ndim, int typenum, str what) except NULL:
@@ -152,4 +153,102 @@ def signed_rows(signs, lo, hi):
             for i in range(n):
                 mask = 0u - <cnp.uint32_t>((row[i >> 3] >> (i & 7)) & 1)
                 y[b * n + i] = (lb[i] & ~mask) | (hb[i] & mask)
+    return out
+
+
+cdef int _check_starts(const cnp.int64_t* st, Py_ssize_t k, Py_ssize_t n) except -1:
+    """Block starts: 0 first, strictly increasing, below N (none when N is 0)."""
+    cdef Py_ssize_t j
+    if n == 0 and k == 0:
+        return 0
+    if k == 0 or st[0] != 0 or st[k - 1] >= n:
+        raise ValueError(f"starts must begin at 0 and lie below N = {n}")
+    for j in range(1, k):
+        if st[j] <= st[j - 1]:
+            raise ValueError("starts must be strictly increasing")
+    return 0
+
+
+def block_moments(signs, V, starts):
+    """Signed sums of the rows of ``V`` over blocks of episodes, one set per row of signs.
+
+    ``M[b, j, :] = Σ_{i = starts[j]}^{starts[j+1] − 1} σ_bi V[i, :]`` (the last block ends
+    at N), with ``σ_bi = +1`` where bit ``i % 8`` (least significant first) of
+    ``signs[b, i // 8]`` is set, −1 where it is not: the block moments of the bootstrap
+    replicates of ``basis="auto"`` on long logs (:mod:`pyprog.forecast.blocks`), without a
+    B × N array of signs or replicates.
+
+    Parameters
+    ----------
+    signs : ndarray of uint8, shape (B, ceil(N / 8))
+        Packed Rademacher signs (bits beyond N are ignored).
+    V : ndarray of float64, shape (N, q), C-contiguous
+    starts : ndarray of int64, shape (K,)
+        First episode of each block: ``starts[0] == 0``, strictly increasing, below N.
+
+    Returns
+    -------
+    M : ndarray of float64, shape (B, K, q)
+    """
+    cdef const double* v = _input(V, "V", 2)
+    cdef Py_ssize_t n = V.shape[0], q = V.shape[1], nbytes = (n + 7) // 8
+    cdef const cnp.uint8_t* sg = _packed_signs(signs, nbytes)
+    cdef const cnp.int64_t* st = <const cnp.int64_t*>_typed(
+        starts, "starts", 1, cnp.NPY_INT64, "int64")
+    cdef Py_ssize_t k = starts.shape[0], nb = signs.shape[0]
+    _check_starts(st, k, n)
+    cdef cnp.npy_intp dims[3]
+    dims[0] = nb
+    dims[1] = k
+    dims[2] = q
+    cdef cnp.ndarray out = cnp.PyArray_ZEROS(3, dims, cnp.NPY_FLOAT64, 0)
+    cdef double* acc = _data(out)
+    # the 256 subset sums of a byte's 8 rows (256 rows of qp >= q, a multiple of 4, so that
+    # the sums vectorise), one row of V (qp), and each block's plain sum (K × q)
+    cdef Py_ssize_t qp = (q + 3) // 4 * 4
+    cdef double* table = <double*>calloc(256 * qp + qp + k * q + 1, sizeof(double))
+    if table == NULL:
+        raise MemoryError()
+    cdef double* vrow = table + 256 * qp
+    cdef double* total = vrow + qp
+    cdef Py_ssize_t blk, bit, half, r, p, b, i, j = 0, lo, hi, end
+    cdef const double* row
+    cdef double* dst
+    cdef unsigned int mask
+    with nogil:
+        for blk in range(nbytes):
+            # table[s] = Σ_{bit t of s set} V[8 blk + t]   (rows past N are 0)
+            half = 1
+            for bit in range(8):
+                i = 8 * blk + bit
+                for p in range(q):
+                    vrow[p] = v[i * q + p] if i < n else 0.0
+                for r in range(half):
+                    for p in range(qp):
+                        table[(half + r) * qp + p] = table[r * qp + p] + vrow[p]
+                half = 2 * half
+            # the byte's episodes, block by block: acc[b, j] += table[signs & bits of block j]
+            lo = 0
+            while lo < 8 and 8 * blk + lo < n:
+                while j + 1 < k and st[j + 1] <= 8 * blk + lo:
+                    j += 1
+                end = st[j + 1] if j + 1 < k else n
+                hi = end - 8 * blk if end - 8 * blk < 8 else 8
+                mask = ((1u << hi) - 1u) & ~((1u << lo) - 1u)
+                for i in range(8 * blk + lo, 8 * blk + hi):
+                    for p in range(q):
+                        total[j * q + p] += v[i * q + p]
+                for b in range(nb):
+                    row = table + (sg[b * nbytes + blk] & mask) * qp
+                    dst = acc + (b * k + j) * q
+                    for p in range(q):
+                        dst[p] += row[p]
+                lo = hi
+        # M = σ-sums = 2 (sums over the set bits) − (sums over all)
+        for b in range(nb):
+            for j in range(k):
+                dst = acc + (b * k + j) * q
+                for p in range(q):
+                    dst[p] = 2.0 * dst[p] - total[j * q + p]
+    free(table)
     return out

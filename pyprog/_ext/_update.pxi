@@ -12,6 +12,7 @@ cdef enum UpdateStatus:
     U_NO_FORECAST = 1
     U_NONFINITE_GRAD = 2
     U_NONFINITE_THETA = 3
+    U_LAYER_OVERFLOW = 4
 
 cdef enum OptimizerKind:
     O_SGD = 0
@@ -23,6 +24,48 @@ UPDATE_DONE = U_DONE                        # every inner step was taken
 UPDATE_NO_FORECAST = U_NO_FORECAST          # WLS rank-deficient: no gradient at this θ
 UPDATE_NONFINITE_GRAD = U_NONFINITE_GRAD    # the gradient was NaN or infinite
 UPDATE_NONFINITE_THETA = U_NONFINITE_THETA  # the step made θ NaN or infinite
+UPDATE_LAYER_OVERFLOW = U_LAYER_OVERFLOW    # |W s + b| could overflow: no pass at this θ
+
+# The largest layer bound (Policy.layer_bound: max |θ|, and for each affine layer the largest
+# Σ_j c_j |W_kj| + |b_k|, c_j the largest |x_j| over the samples) a pass runs with: below it
+# no sum of a layer overflows in any order, nor does a difference of two of its outputs
+# (log-softmax), so the compiled and the NumPy passes are finite together (issue 35, item
+# 10). float64, and float32 passes.
+LAYER_BOUND_MAX = ldexp(1.0, 1022)
+LAYER_BOUND_MAX_F32 = ldexp(1.0, 126)
+
+
+cdef double _affine_bound(const double* c, const double* W, const double* b, Py_ssize_t d,
+                          Py_ssize_t a) noexcept nogil:
+    """max_k Σ_j c_j |W_kj| + |b_k| (W (a, d)): with c_j >= |x_ij| for every sample i, no
+    partial sum of ``x @ W.T + b`` exceeds it, in any order; inf or NaN if it overflows."""
+    cdef Py_ssize_t j, k
+    cdef double top = 0.0, acc
+    for k in range(a):
+        acc = fabs(b[k])
+        for j in range(d):
+            acc += c[j] * fabs(W[k * d + j])
+        if not acc <= top:
+            top = acc
+    return top
+
+
+cdef double _layer_bound(const double* smax, const double* ones, const double* th,
+                         Py_ssize_t d, Py_ssize_t hd, Py_ssize_t a, Py_ssize_t p) noexcept nogil:
+    """The policy's layer bound (Policy.layer_bound): max |θ| and each layer's affine bound,
+    on the largest |s_j| over the samples (``smax``), then on |tanh| <= 1 (``ones``, hd)."""
+    cdef Py_ssize_t j
+    cdef double top = 0.0, x
+    for j in range(p):
+        if not fabs(th[j]) <= top:
+            top = fabs(th[j])
+    if hd == 0:
+        x = _affine_bound(smax, th, th + a * d, d, a)
+        return x if not x <= top else top
+    x = _affine_bound(smax, th, th + hd * d, d, hd)
+    top = x if not x <= top else top
+    x = _affine_bound(ones, th + hd * (d + 1), th + hd * (d + 1) + a * hd, hd, a)
+    return x if not x <= top else top
 
 # optimisers (the first item of policy_update's ``optimizer``)
 OPT_SGD = O_SGD
@@ -134,7 +177,12 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         Steps completed.
     status : int
         ``UPDATE_DONE``, or what stopped step ``done + 1``: ``UPDATE_NO_FORECAST``,
-        ``UPDATE_NONFINITE_GRAD`` or ``UPDATE_NONFINITE_THETA`` (θ was updated).
+        ``UPDATE_NONFINITE_GRAD``, ``UPDATE_NONFINITE_THETA`` (θ was updated) or
+        ``UPDATE_LAYER_OVERFLOW`` (the layer bound of ``Policy.layer_bound`` exceeds
+        ``LAYER_BOUND_MAX``, or ``LAYER_BOUND_MAX_F32`` with ``single``: the pass could
+        overflow, and where is a matter of summation order). A Gaussian policy's gradient
+        whose sums ``Σ_i |∂x_i s_ij|`` exceed ``LAYER_BOUND_MAX`` is non-finite (its finite
+        digits would depend on the order of the sum).
     t : int
         Adam's step count after the update.
     """
@@ -233,17 +281,18 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef int status = U_DONE
     cdef bint overflow
     cdef double acc, x, tt, z
+    cdef double bound_max = LAYER_BOUND_MAX_F32 if f32 else LAYER_BOUND_MAX
     # Python-visible work: log π (N, H) for the exact PDIS fallback and Pro-WLS's kernels
     cdef cnp.ndarray log_pi_arr = _empty(n, h)
     cdef double* log_pi = _data(log_pi_arr)
     # C work: W1ᵀ, forward scratch, hidden, log_probs, probs, log_prob, entropy, g, c,
     # discount, coef, coef_e, grad, backward work, optimiser buffer, per-episode coefficient,
-    # and Pro-WLS's λ, w, ∂f/∂y, ∂f/∂λ
-    cdef Py_ssize_t sizes[20]
+    # Pro-WLS's λ, w, ∂f/∂y, ∂f/∂λ, and the layer bound's largest |s_j| (then hd ones)
+    cdef Py_ssize_t sizes[21]
     sizes[:] = [d * hd, (2 * a + 4) * PYPROG_ROWS, m * hd, m * a, m * a, m, m, nh, h, h,
-                m, m, p, d * hd + a + hd + 1, p, n, n, d_wls, n, n]
+                m, m, p, d * hd + a + hd + 1, p, n, n, d_wls, n, n, d + hd]
     cdef Py_ssize_t total = 0
-    for j in range(20):
+    for j in range(21):
         total += sizes[j] + 1
     cdef double* block = <double*>malloc(total * sizeof(double))
     cdef cnp.npy_bool* unc = <cnp.npy_bool*>malloc(n + 1)  # λ unclipped
@@ -255,9 +304,9 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
         raise MemoryError()
     for k in range(m):
         episode[k] = idx[k] // h if h > 0 else 0
-    cdef double* ptrs[20]
+    cdef double* ptrs[21]
     cdef double* cursor = block
-    for j in range(20):
+    for j in range(21):
         ptrs[j] = cursor
         cursor += sizes[j] + 1
     cdef double* w1t = ptrs[0]
@@ -280,6 +329,7 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
     cdef double* w_wls = ptrs[17]
     cdef double* dfdy = ptrs[18]
     cdef double* dfdlam = ptrs[19]
+    cdef double* smax = ptrs[20]
     cdef const double* W1 = th
     cdef const double* b1 = th + hd * d
     cdef const double* W = th + n_hid
@@ -325,7 +375,20 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                 discount[t] = pow(base, <double>t)
             for k in range(m):
                 coef_e[k] = ce_value
+            # the largest |s_j| over the samples (smax), and hd ones, for the layer bound
+            for j in range(d):
+                smax[j] = 0.0
+            for i in range(m):
+                for j in range(d):
+                    if fabs(s[i * d + j]) > smax[j]:
+                        smax[j] = fabs(s[i * d + j])
+            for j in range(hd):
+                smax[d + j] = 1.0
             while step < n_steps:
+                # no pass where a layer's sums could overflow (Policy.layer_bound)
+                if not _layer_bound(smax, smax + d, th, d, hd, a, p) <= bound_max:
+                    status = U_LAYER_OVERFLOW
+                    break
                 if gauss:
                     # t = tanh((W s + b) / 2);  z = (a − (mid + half t)) / std  (in lps)
                     # log π = −½ Σ_k z_k² + log_norm
@@ -417,14 +480,22 @@ def policy_update(theta, policy, obs, actions, index, log_beta, rewards, mask, g
                 for j in range(d * hd):
                     bwork[j] = 0.0
                 if gauss:
-                    # dx = c (1 − t²) z dscale;  ∂W += dx sᵀ, ∂b += dx  (H is constant)
+                    # dx = c (1 − t²) z dscale;  ∂W += dx sᵀ, ∂b += dx  (H is constant);
+                    # obuf = the same sums of |terms|, the bound of every partial sum
+                    for j in range(p):
+                        obuf[j] = 0.0
                     for i in range(m):
                         for k in range(a):
                             tt = prs[i * a + k]
                             x = (1.0 - tt * tt) * lps[i * a + k] * dscale[k] * coef[i]
                             for j in range(d):
                                 grad[k * d + j] += x * s[i * d + j]
+                                obuf[k * d + j] += fabs(x) * fabs(s[i * d + j])
                             grad[a * d + k] += x
+                            obuf[a * d + k] += fabs(x)
+                    for j in range(p):
+                        if not obuf[j] <= bound_max:
+                            grad[j] = INFINITY
                 elif f32:
                     for j in range(p):
                         grad32[j] = 0.0

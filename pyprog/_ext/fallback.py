@@ -23,6 +23,7 @@ from pyprog._ext._exact import episode_ratio_exact, pdis_row_exact
 
 # the twins of _bootstrap.pxi and _choice.pxi live in their own module
 from pyprog._ext.fallback_bootstrap import (  # noqa: F401  (re-exported: kernels.<name>)
+    block_moments,
     one_se_choice,
     signed_rows,
     wild_bootstrap_t,
@@ -460,8 +461,16 @@ def softmax_forward(obs, actions, W1, b1, W, b, out=None):
     hidden = np.tanh(obs @ W1.T + b1) if W1.shape[0] else obs
     logits = hidden @ W.T + b
     top = logits.max(axis=1, keepdims=True)
-    log_probs = logits - (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))
-    probs = np.exp(log_probs)
+    e = np.exp(logits - top)
+    total = e.sum(axis=1, keepdims=True)
+    log_probs = logits - (top + np.log(total))
+    if obs.dtype == np.float32:
+        # as the compiled pass: π = e / Σe, not exp(log π), which loses log Σe next to a
+        # large top (logits past 2^24: the A probabilities summed to A; issue 35, item 10);
+        # float64 keeps exp(log π), whose last bits tests/data/run_regression.json records
+        probs = e * (1 / total)
+    else:
+        probs = np.exp(log_probs)
     log_prob = log_probs[np.arange(len(actions)), actions]
     entropy = -(probs * log_probs).sum(axis=1)
     if W1.shape[0]:

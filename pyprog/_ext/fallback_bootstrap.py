@@ -1,8 +1,8 @@
 """NumPy twins of the bootstrap kernels: ``_bootstrap.pxi`` (wild-bootstrap t-statistics)
 and ``_choice.pxi`` (the one-SE choice in every replicate of ``basis="auto"``'s interval,
-and the replicates themselves). Same names, signatures and docstrings as the compiled
-ones; :mod:`pyprog._ext.fallback` re-exports them, so ``kernels.<name>`` finds them on
-either backend."""
+the replicates themselves, and their block moments on long logs). Same names, signatures
+and docstrings as the compiled ones; :mod:`pyprog._ext.fallback` re-exports them, so
+``kernels.<name>`` finds them on either backend."""
 
 import math
 
@@ -12,6 +12,7 @@ from pyprog._ext._checks import input_array, same_shape, typed_array
 
 __all__ = [
     "LOSS_RTOL",
+    "block_moments",
     "one_se_choice",
     "one_se_gaps",
     "one_se_pick",
@@ -197,3 +198,83 @@ def signed_rows(signs, lo, hi):
         raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
     up = np.unpackbits(signs, axis=1, count=n, bitorder="little").view(np.bool_)
     return np.where(up, hi, lo)
+
+
+def _check_starts(starts, n):
+    """Block starts: 0 first, strictly increasing, below N (none when N is 0)."""
+    k = len(starts)
+    if n == 0 and k == 0:
+        return
+    if k == 0 or starts[0] != 0 or starts[-1] >= n:
+        raise ValueError(f"starts must begin at 0 and lie below N = {n}")
+    if (np.diff(starts) <= 0).any():
+        raise ValueError("starts must be strictly increasing")
+
+
+def block_moments(signs, V, starts):
+    """Signed sums of the rows of ``V`` over blocks of episodes, one set per row of signs.
+
+    ``M[b, j, :] = Σ_{i = starts[j]}^{starts[j+1] − 1} σ_bi V[i, :]`` (the last block ends
+    at N), with ``σ_bi = +1`` where bit ``i % 8`` (least significant first) of
+    ``signs[b, i // 8]`` is set, −1 where it is not: the block moments of the bootstrap
+    replicates of ``basis="auto"`` on long logs (:mod:`pyprog.forecast.blocks`), without a
+    B × N array of signs or replicates.
+
+    Parameters
+    ----------
+    signs : ndarray of uint8, shape (B, ceil(N / 8))
+        Packed Rademacher signs (bits beyond N are ignored).
+    V : ndarray of float64, shape (N, q), C-contiguous
+    starts : ndarray of int64, shape (K,)
+        First episode of each block: ``starts[0] == 0``, strictly increasing, below N.
+
+    Returns
+    -------
+    M : ndarray of float64, shape (B, K, q)
+    """
+    input_array(V, "V", 2)
+    n, q = V.shape
+    nbytes = (n + 7) // 8
+    if not (
+        isinstance(signs, np.ndarray)
+        and signs.dtype == np.uint8
+        and signs.ndim == 2
+        and signs.flags.c_contiguous
+        and signs.shape[1] == nbytes
+    ):
+        raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
+    typed_array(starts, "starts", 1, np.int64, "int64")
+    _check_starts(starts, n)
+    nb, k = signs.shape[0], len(starts)
+    M = np.zeros((nb, k, q))
+    if n == 0:
+        return M
+    ends = np.append(starts[1:], n)
+    # σ (rows, span) = 2 bits − 1 for a few rows and a span of episodes at a time (about 2^22
+    # signs: memory O(N), not O(B N)): pieces [s, e) of at most span episodes (a block, or
+    # part of a long one), grouped while a group spans at most span episodes
+    rows = max(1, min(nb, 256))
+    span = max(1 << 12, (1 << 22) // rows)
+    pieces = [
+        (j, s, min(s + span, e))
+        for j, (a, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True))
+        for s in range(a, e, span)
+    ]
+    groups, first = [], 0
+    for i, (_, _, e) in enumerate(pieces):
+        if e - pieces[first][1] > span:
+            groups.append(pieces[first:i])
+            first = i
+    groups.append(pieces[first:])
+    for r in range(0, nb, rows):
+        for group in groups:
+            a, b = group[0][1], group[-1][2]
+            packed = signs[r : r + rows, a // 8 : (b + 7) // 8]
+            bits = np.unpackbits(packed, axis=1, bitorder="little")[:, a % 8 : a % 8 + b - a]
+            sigma = bits.astype(np.float64)
+            sigma *= 2.0
+            sigma -= 1.0
+            for j, s, e in group:
+                # M[b, j] += σ_b[s:e] @ V[s:e]
+                M[r : r + rows, j] += sigma[:, s - a : e - a] @ V[s:e]
+    return M

@@ -14,10 +14,9 @@ Bases (every one contains the constant, which NIS needs to be unbiased, appendix
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
+from pyprog.utils.memo import array_cache
 from pyprog.utils.validation import as_float_array, check_finite, check_int
 
 __all__ = [
@@ -158,12 +157,17 @@ def check_delta(delta: int) -> int:
 
 # large enough for basis="auto"'s backtests: 8 bases × up to 60 origins, and the chosen
 # forecaster's errors at up to 240 more (selection.MAX_ERROR_ORIGINS), so that a repeated
-# forecast (a learner's, a bootstrap study's) does not rebuild them
-@lru_cache(maxsize=1024)
+# forecast (a learner's, a bootstrap study's) does not rebuild them; at most 64 MiB, so
+# that a long log's designs are rebuilt rather than kept (issue 35)
+@array_cache(maxsize=1024, max_bytes=64 << 20)
 def _design(n: int, delta: int, basis: str, d: int) -> tuple[np.ndarray, np.ndarray]:
     scale = float(n + delta + int(0.05 * n))
-    # column-major: the WLS kernel runs down contiguous feature columns
-    phi = np.asfortranarray(time_basis(np.arange(1, n + 1) / scale, basis, d))
+    # column-major: the WLS kernel runs down contiguous feature columns; filled in chunks of
+    # rows by time_basis (the same values), without (n, k) temporaries
+    x = np.arange(1, n + 1) / scale
+    phi = np.empty((n, n_features(basis, d)), order="F")
+    for start in range(0, n, _CHUNK):
+        phi[start : start + _CHUNK] = time_basis(x[start : start + _CHUNK], basis, d)
     # φ* = mean_{Δ=1..δ} φ(x_{n+Δ}), in chunks: the δ future times are never all in memory
     total = np.zeros(phi.shape[1])
     for start in range(n + 1, n + delta + 1, _CHUNK):

@@ -463,6 +463,9 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
     weights = kappa if ratios is None else kappa * ratios
     f, dfdy, dfdw = solve(phi, weights, y, phi_star, what)
     grad = dfdy if ratios is None else dfdw * kappa
+    del dfdy, dfdw
+    if sel is not None:
+        phi = None  # the interval after a selection does not use it (an n × k array)
     check_representable(what, f=f, grad=grad, error=ForecastError)
     f = float(f)
     extra = {"model": str(fc)}

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis
+from pyprog.utils.memo import array_cache
 from pyprog.utils.validation import check_int, check_representable
 
 __all__ = [
@@ -125,7 +125,7 @@ def solve(phi, weights, y, phi_star, what: str):
     return float(f), dfdy, dfdweights
 
 
-@lru_cache(maxsize=4096)
+@array_cache(maxsize=4096, max_bytes=64 << 20)
 def _nis_weights(forecaster: Forecaster, n: int, delta: int) -> np.ndarray:
     if forecaster.features > n:  # before the design is built: it would be n × features
         raise ForecastError(f"{forecaster}: needs at least {forecaster.features} episodes; got {n}")
@@ -171,14 +171,14 @@ class BasisForecaster(Forecaster):
         return time_basis(x, self.basis, self.d)
 
 
-@lru_cache(maxsize=64)
+@array_cache(maxsize=64, max_bytes=16 << 20)
 def _ones(n: int) -> np.ndarray:
     out = np.ones(n)
     out.flags.writeable = False
     return out
 
 
-@lru_cache(maxsize=64)
+@array_cache(maxsize=64, max_bytes=16 << 20)
 def _constant_design(n: int) -> tuple[np.ndarray, np.ndarray]:
     phi = np.ones((n, 1), order="F")
     phi.flags.writeable = False

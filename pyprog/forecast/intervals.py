@@ -40,8 +40,8 @@ from pyprog._ext.backend import kernels
 from pyprog.forecast.forecasters import ForecastError
 
 __all__ = [
+    "BOOT_CHUNK_SIGNS",
     "MAX_BOOT",
-    "MAX_BOOT_SIGNS",
     "MIN_ALPHA",
     "MIN_BOOT",
     "MIN_RESIDUAL_DOF",
@@ -49,8 +49,10 @@ __all__ = [
     "check_alpha",
     "check_interval_dof",
     "check_n_boot",
+    "chunk_rows",
     "forecast_interval",
     "power_of_two",
+    "rademacher_chunks",
     "rademacher_signs",
 ]
 
@@ -62,8 +64,9 @@ MIN_ALPHA = 1e-12
 MIN_BOOT = 100
 #: The most bootstrap draws accepted (10^6: quantiles far finer than any interval needs).
 MAX_BOOT = 10**6
-#: The most Rademacher signs (draws × episodes) of one interval: 2^30, 128 MiB packed.
-MAX_BOOT_SIGNS = 1 << 30
+#: About the most Rademacher signs (draws × episodes) held at once: the bootstrap draws them
+#: in chunks of rows (:func:`rademacher_chunks`), so its memory does not grow with ``n_boot``.
+BOOT_CHUNK_SIGNS = 1 << 22
 #: The fewest residual degrees of freedom (episodes of non-zero weight minus features) of
 #: an interval. With one, the residuals span a single direction: the bootstrap's
 #: standard errors ``ŝ*`` are rounding noise and the interval is meaningless (issue 35).
@@ -99,8 +102,9 @@ def check_alpha(alpha: float) -> float:
 def check_n_boot(n_boot: int, n: int | None = None) -> int:
     """The number of bootstrap draws: an integer in [``MIN_BOOT``, ``MAX_BOOT``].
 
-    With the number of episodes ``n``, also ``n_boot · n <= MAX_BOOT_SIGNS``: the
-    draws' signs are held in memory at once.
+    ``n``, the number of episodes, is accepted for compatibility: the draws' signs are
+    drawn and used in chunks (:func:`rademacher_chunks`), so their memory does not depend
+    on ``n_boot · n`` (issue 35; it was capped at 2^30 before).
     """
     if (
         isinstance(n_boot, bool)
@@ -109,12 +113,6 @@ def check_n_boot(n_boot: int, n: int | None = None) -> int:
     ):
         raise ValueError(
             f"n_boot must be an integer >= {MIN_BOOT} and <= {MAX_BOOT}; got {n_boot!r}"
-        )
-    if n is not None and n_boot * n > MAX_BOOT_SIGNS:
-        raise ValueError(
-            f"n_boot: {n_boot} draws of {n} episodes' signs need "
-            f"{n_boot * n / 8 / 2**20:.0f} MiB; at most {MAX_BOOT_SIGNS // n} draws for "
-            f"{n} episodes (n_boot × episodes <= 2^30)"
         )
     return int(n_boot)
 
@@ -169,6 +167,41 @@ def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
     """
     rng = _generator(seed)
     return rng.integers(0, 256, size=(n_boot, (n + 7) // 8), dtype=np.uint8)
+
+
+def chunk_rows(n: int, n_boot: int) -> int:
+    """Rows of a chunk of signs: about :data:`BOOT_CHUNK_SIGNS` signs, a multiple of 4 (or
+    all ``n_boot`` rows if they fit), as :func:`rademacher_chunks` takes them."""
+    rows = max(1, min(n_boot, BOOT_CHUNK_SIGNS // max(n, 1)))
+    return rows if rows == n_boot else -(-rows // 4) * 4
+
+
+def rademacher_chunks(n: int, n_boot: int, seed=None, rows: int | None = None):
+    """:func:`rademacher_signs` ``(n, n_boot, seed)``, drawn and yielded ``rows`` rows at a
+    time (default :func:`chunk_rows`): the chunks concatenate to the very same array, and
+    only one is in memory at a time.
+
+    NumPy draws uint8 from 32-bit words, 4 bytes each, and drops the rest of a word at
+    the end of a call; every chunk but the last has a multiple of 4 rows, so of bytes, and
+    the stream runs on exactly as in one call. ``rows`` is rounded up to a multiple of 4.
+
+    Yields
+    ------
+    signs : ndarray of uint8, shape (rows, ceil(n / 8))
+
+    Examples
+    --------
+    >>> whole = rademacher_signs(100, 10, seed=3)
+    >>> parts = list(rademacher_chunks(100, 10, seed=3, rows=4))
+    >>> [len(p) for p in parts], bool((np.concatenate(parts) == whole).all())
+    ([4, 4, 2], True)
+    """
+    rng = _generator(seed)
+    rows = chunk_rows(n, n_boot) if rows is None else -(-max(1, int(rows)) // 4) * 4
+    nbytes = (n + 7) // 8
+    for start in range(0, n_boot, rows):
+        count = min(rows, n_boot - start)
+        yield rng.integers(0, 256, size=(count, nbytes), dtype=np.uint8)
 
 
 def _weighted_fit(phi: np.ndarray, weights: np.ndarray, y: np.ndarray, phi_star: np.ndarray):
@@ -266,8 +299,13 @@ def forecast_interval(
         if se == 0.0:
             return BootstrapInterval(f, f, math.inf if one_sided else f, 0.0)
         raise ForecastError("the forecast's standard error is not finite; no interval")
-    signs = rademacher_signs(len(y), n_boot, seed)
-    t = kernels.wild_bootstrap_t(signs, resid, zeta, P, K, v)
+    # the signs in chunks of rows: memory O(N), whatever n_boot (each row's t is its own)
+    t = np.concatenate(
+        [
+            kernels.wild_bootstrap_t(signs, resid, zeta, P, K, v)
+            for signs in rademacher_chunks(len(y), n_boot, seed)
+        ]
+    )
     t = t[np.isfinite(t)]
     if len(t) == 0:
         raise ForecastError("no bootstrap draw gave a finite t statistic; no interval")

@@ -20,13 +20,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.linalg
 import scipy.stats
 
 from pyprog._ext.backend import kernels
+from pyprog.forecast import blocks
 from pyprog.forecast.backtests import target_sums
+from pyprog.forecast.blocks import BootstrapBacktests
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
-from pyprog.forecast.intervals import power_of_two, rademacher_signs
-from pyprog.forecast.selection import SE_RULE, Selection, chosen_errors, target_rows
+from pyprog.forecast.intervals import chunk_rows, power_of_two, rademacher_chunks
+from pyprog.forecast.selection import (
+    SE_RULE,
+    Selection,
+    chosen_errors,
+    target_rows,
+    target_totals,
+)
 
 __all__ = [
     "backtest_mse",
@@ -127,8 +136,31 @@ def plausible_deviations(ys, Z, usable, selection: Selection) -> np.ndarray:
     diff = Z[rows] - Z[chosen]
     d = diff @ ys
     noise = noise_variance(ys) * np.einsum("ij,ij->i", diff, diff)
+    return _shrunk(d, noise)
+
+
+def _shrunk(d: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``sign(d)·√max(0, d² − noise)``, the finite ones."""
     shrunk = np.sign(d) * np.sqrt(np.maximum(0.0, d * d - noise))
     return shrunk[np.isfinite(shrunk)]
+
+
+def _row_deviations(ys, ws, selection: Selection, usable) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`plausible_deviations` of a long log, one row of forecast weights at a time
+    (no (candidates × n) matrix), and the chosen forecaster's row."""
+    eligible, n, delta = selection.eligible, len(ys), selection.delta
+    zc = forecast_weights([selection.forecaster], n, delta, ws)[0][0]
+    d, noise = [], []
+    s2 = noise_variance(ys)
+    for i, c in enumerate(eligible):
+        if not usable[i] or c == selection.forecaster or c not in selection.plausible:
+            continue
+        row, ok = forecast_weights([c], n, delta, ws)
+        if ok[0]:
+            diff = row[0] - zc
+            d.append(float(diff @ ys))
+            noise.append(s2 * float(diff @ diff))
+    return _shrunk(np.array(d), np.array(noise)), zc
 
 
 def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
@@ -140,8 +172,11 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
         _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
         fitted = np.asarray(phi) @ coef
         with np.errstate(all="ignore"):
-            q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
-            h = np.einsum("ij,ij->i", q, q)
+            if n > blocks.LARGE_N:
+                h = _leverages(phi, ww)
+            else:
+                q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
+                h = np.einsum("ij,ij->i", q, q)
         if not np.isfinite(h).all():
             h = np.zeros(n)
         return fitted, np.minimum(h, 1.0), ww
@@ -156,6 +191,26 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
     fitted = np.where(mass > 0, (cy[hi] - cy[lo]) / safe, ys)
     h = np.where(mass > 0, ws / safe, 0.0)
     return fitted, np.minimum(h, 1.0), ws
+
+
+def _leverages(phi: np.ndarray, ww: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """The leverages ``h_i = ‖Q_i‖²`` of ``√W Φ = Q R`` in chunks of rows (a long log):
+    R by the QR of the chunks' stacked R factors (TSQR), then ``h_i = ‖R⁻ᵀ √w_i φ_i‖²``;
+    no (n, k) temporaries. Non-finite where R is singular."""
+    n = len(ww)
+    root = np.sqrt(ww)
+    parts = [
+        np.linalg.qr(root[a : a + chunk, None] * phi[a : a + chunk], mode="r")
+        for a in range(0, n, chunk)
+    ]
+    R = np.linalg.qr(np.vstack(parts), mode="r")
+    h = np.empty(n)
+    for a in range(0, n, chunk):
+        z = scipy.linalg.solve_triangular(
+            R, (root[a : a + chunk, None] * phi[a : a + chunk]).T, trans="T", check_finite=False
+        )
+        h[a : a + chunk] = np.einsum("ij,ij->j", z, z)
+    return h
 
 
 def forecast_weights(candidates, n: int, delta: int, weights=None):
@@ -219,7 +274,11 @@ def selected_interval(
     with the stacked forecast weights, not a refit.
 
     All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
-    neither underflows nor overflows for any finite input.
+    neither underflows nor overflows for any finite input. Above
+    :data:`~pyprog.forecast.blocks.LARGE_N` episodes the replicates' backtests come from
+    block moments (:mod:`pyprog.forecast.blocks`: O(N) memory, O(N) time per replicate for
+    all candidates together), and the interval's ends agree with the dense path's to about
+    1e-9 of its width.
 
     Returns
     -------
@@ -241,33 +300,19 @@ def selected_interval(
     ws = weights / power_of_two(float(np.max(weights)))
     eligible = selection.eligible
     chosen = eligible.index(selection.forecaster)
-    Z, usable = forecast_weights(eligible, n, delta, None if ratios is None else ws)
     fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
     eps = np.finfo(np.float64).eps
     resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
     resid[~np.isfinite(resid)] = 0.0
-    truth = float(Z[chosen] @ fitted)
-    W = target_rows(selection.origins, delta, n, ws).sum(axis=1)
-    back32 = selection.backtest.astype(np.float32)
-    signs = rademacher_signs(n, n_boot, seed)
     origins = selection.origins
     step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1
-    # y* = ŷ + σ⊙ξ̃ with σ = 2·bit − 1: element i is lo_i = ŷ_i − ξ̃_i or hi_i = ŷ_i + ξ̃_i;
-    # in float32 (the selection) gathered from [lo, hi] exactly, and the forecasts (float64)
-    # ζ_c·y* = ζ_c·lo + bits·(2ξ̃ ⊙ ζ_c) without forming y*
-    lo, hi = fitted - resid, fitted + resid
-    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
-    base, D = Z @ lo, Z * (hi - lo)
-    errors = np.empty(n_boot)
-    chunk = max(1, min(n_boot, (1 << 22) // max(n, 1)))
-    for start in range(0, n_boot, chunk):
-        rows = signs[start : start + chunk]
-        bits = np.unpackbits(rows, axis=1, count=n, bitorder="little")
-        # selection in float32 (a 4-digit loss decides it), the forecasts in float64
-        y32 = kernels.signed_rows(rows, lo32, hi32)
-        pick = _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step)
-        fstar = base[pick] + (bits.astype(np.float64) @ D.T)[np.arange(len(bits)), pick]
-        errors[start : start + len(bits)] = fstar - truth
+    fit_ws = None if ratios is None else ws
+    if selection.fits is not None:  # a long log: from block moments (issue 35)
+        usable = np.ascontiguousarray(selection.fits.ok[:, -1])
+        errors = _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, seed, step)
+    else:
+        Z, usable = forecast_weights(eligible, n, delta, fit_ws)
+        errors = _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, step)
     errors = errors[np.isfinite(errors)]
     if len(errors) == 0:
         raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
@@ -284,7 +329,10 @@ def selected_interval(
         upper, lower = np.quantile(errors, [1.0 - alpha / 2.0, alpha / 2.0])
         low, high = value - scale * float(upper), value - scale * float(lower)
     # model uncertainty: out to the forecasts of the candidates the backtests do not reject
-    dev = plausible_deviations(ys, Z, usable, selection)
+    if selection.fits is not None:
+        dev, zc = _row_deviations(ys, fit_ws, selection, usable)
+    else:
+        dev, zc = plausible_deviations(ys, Z, usable, selection), Z[chosen]
     if len(dev):
         low = min(low, value + scale * float(dev.min()))
         high = max(high, value + scale * float(dev.max()))
@@ -297,8 +345,68 @@ def selected_interval(
     low, high = low - scale * half, high + scale * half
     if not (math.isfinite(low) and (one_sided or math.isfinite(high))):
         raise ForecastError(f"{what}: the interval's ends are beyond float64; no interval")
-    se = math.sqrt(float(Z[chosen] ** 2 @ resid**2)) * scale
+    se = math.sqrt(float(zc**2 @ resid**2)) * scale
     return low, high, se if math.isfinite(se) else math.inf
+
+
+def _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, step):
+    """The bootstrap errors ``Δ* = f* − ζ_c·ŷ`` from the dense backtest weights (n at most
+    :data:`~pyprog.forecast.blocks.LARGE_N`)."""
+    n, delta, origins = len(ys), selection.delta, selection.origins
+    truth = float(Z[selection.eligible.index(selection.forecaster)] @ fitted)
+    W = target_rows(origins, delta, n, ws).sum(axis=1)
+    back32 = selection.backtest.astype(np.float32)
+    # y* = ŷ + σ⊙ξ̃ with σ = 2·bit − 1: element i is lo_i = ŷ_i − ξ̃_i or hi_i = ŷ_i + ξ̃_i;
+    # in float32 (the selection) gathered from [lo, hi] exactly, and the forecasts (float64)
+    # ζ_c·y* = ζ_c·lo + bits·(2ξ̃ ⊙ ζ_c) without forming y*
+    lo, hi = fitted - resid, fitted + resid
+    lo32, hi32 = lo.astype(np.float32), hi.astype(np.float32)
+    base, D = Z @ lo, Z * (hi - lo)
+    errors = np.empty(n_boot)
+    start = 0
+    for rows in rademacher_chunks(n, n_boot, seed, chunk_rows(n, n_boot)):
+        bits = np.unpackbits(rows, axis=1, count=n, bitorder="little")
+        # selection in float32 (a 4-digit loss decides it), the forecasts in float64
+        y32 = kernels.signed_rows(rows, lo32, hi32)
+        pick = _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step)
+        fstar = base[pick] + (bits.astype(np.float64) @ D.T)[np.arange(len(bits)), pick]
+        errors[start : start + len(bits)] = fstar - truth
+        start += len(bits)
+    return errors
+
+
+#: Bytes of block moments per pass of the block-moment bootstrap: 16 MiB, a few hundred
+#: replicates (the kernel builds a table per byte of signs and pass: not too few).
+BOOT_PASS_BYTES = 16 << 20
+
+
+def _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, seed, step):
+    """The bootstrap errors of a long log, from block moments: each replicate's backtest and
+    final forecasts are ``ζ·ŷ`` (:meth:`~pyprog.forecast.blocks.BlockFits.forecasts`, once)
+    plus their signed part (:class:`~pyprog.forecast.blocks.BootstrapBacktests`)."""
+    fits, origins, delta = selection.fits, selection.origins, selection.delta
+    n, m = len(ys), len(origins)
+    chosen = selection.eligible.index(selection.forecaster)
+    const = fits.forecasts(fitted)  # (C, m + 1): ζ·ŷ at the origins and at n
+    usable = np.ascontiguousarray(fits.ok[:, -1])
+    const[~fits.ok] = 0.0
+    fixed, W, _ = target_totals(origins, delta, fitted, ws)
+    truth = float(const[chosen, m])
+    boot = BootstrapBacktests(fits, origins, resid)
+    errors = np.empty(n_boot)
+    start = 0
+    moment_bytes = boot.V.shape[1] * len(boot.blocks.starts) * 8
+    per_pass = max(64, min(512, BOOT_PASS_BYTES // moment_bytes))
+    for rows in rademacher_chunks(n, n_boot, seed, per_pass):
+        F, S = boot.replicates(rows)
+        F += const
+        S += fixed
+        F32 = np.ascontiguousarray(F[:, :, :m], dtype=np.float32)
+        S32 = np.ascontiguousarray(S, dtype=np.float32)
+        pick = kernels.one_se_choice(F32, S32, W, usable, step, SE_RULE)
+        errors[start : start + len(rows)] = F[np.arange(len(rows)), pick, m] - truth
+        start += len(rows)
+    return errors
 
 
 def _bootstrap_choice(y32, back32, origins, delta, ws, W, usable, step: int) -> np.ndarray:

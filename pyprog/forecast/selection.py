@@ -37,6 +37,10 @@ Lepski's method and of SLOPE-type model choice, where the list is ordered by com
 the data pick the point where extra flexibility stops paying); it is cheap because NIS
 forecast weights do not depend on the data (one cached ζ per candidate and origin).
 
+Above :data:`~pyprog.forecast.blocks.LARGE_N` episodes the same backtests are computed from
+block moments (:mod:`pyprog.forecast.blocks`), in O(N) memory: the scores agree with the
+dense computation's to rounding.
+
 Intervals after the choice are :mod:`pyprog.forecast.post_selection`'s: a bootstrap that
 repeats the selection, widened by the chosen model's backtest error and out to the forecasts
 of the :attr:`Selection.plausible` candidates.
@@ -58,9 +62,12 @@ import numpy as np
 import scipy.stats
 
 from pyprog._ext.fallback_bootstrap import one_se_gaps, one_se_pick
+from pyprog.forecast import blocks
 from pyprog.forecast.backtests import nwis_backtest_rows
 from pyprog.forecast.bases import check_delta
 from pyprog.forecast.forecasters import (
+    BasisForecaster,
+    EWMAForecaster,
     Forecaster,
     ForecastError,
     parse_forecaster,
@@ -82,6 +89,7 @@ __all__ = [
     "noise_order",
     "parse_candidates",
     "select_forecaster",
+    "target_totals",
 ]
 
 #: The candidate set of ``basis="auto"``. The rule ranks them by forecast noise
@@ -158,13 +166,34 @@ def noise_order(candidates, n: int, delta: int = 1) -> list[int]:
     >>> noise_order(cands, 300, 5)
     [2, 1, 0]
     """
-    noise = []
-    for c in candidates:
-        try:
-            noise.append(float(np.sum(np.square(c.weights(n, delta)))))
-        except ForecastError:
-            noise.append(math.inf)
+    if n > blocks.LARGE_N:
+        noise = _block_noise(candidates, n, delta)
+    else:
+        noise = []
+        for c in candidates:
+            try:
+                noise.append(float(np.sum(np.square(c.weights(n, delta)))))
+            except ForecastError:
+                noise.append(math.inf)
     return sorted(range(len(noise)), key=lambda i: (noise[i], i))
+
+
+def _block_noise(candidates, n: int, delta: int) -> list[float]:
+    """``‖ζ_c‖²`` of long logs without the weights: ``u·φ*`` of a basis (``ζ = Φu`` and
+    ``ΦᵀΦu = φ*``), ``Σκ²/(Σκ)²`` of a window or an EWMA (:mod:`~pyprog.forecast.blocks`)."""
+    fits = blocks.BlockFits(candidates, n, delta, [n], np.ones(n))
+    noise = []
+    for c, (fit,) in zip(candidates, fits.fits, strict=True):
+        if fit is None:
+            noise.append(math.inf)
+        elif isinstance(c, BasisForecaster):
+            noise.append(float(fit.u @ fit.phi_star))
+        elif isinstance(c, EWMAForecaster):
+            kappa = c.design(n, delta)[2]
+            noise.append(float(kappa @ kappa) / float(kappa.sum()) ** 2)
+        else:
+            noise.append(1.0 / fit.total)
+    return noise
 
 
 def ljung_box(errors, lags: int) -> tuple[float, float]:
@@ -208,7 +237,8 @@ class Selection:
     ljung_box: tuple[float, float, int] = (0.0, 1.0, 1)
     #: A misspecification warning (or None).
     warning: str | None = None
-    # backtest forecast weights of the eligible candidates: rows (candidate, origin)
+    # backtest forecast weights of the eligible candidates: rows (candidate, origin); None
+    # above blocks.LARGE_N episodes, where fits holds what the interval needs instead
     backtest: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # the eligible candidates, in the order of backtest's row blocks
     eligible: tuple[Forecaster, ...] = field(default=(), repr=False, compare=False)
@@ -219,6 +249,9 @@ class Selection:
     errors: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
     # per origin, Σ_j w_j² / (Σ_j w_j)²: the noise variance of ē_o in units of one episode's
     noise_factor: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore
+    # above blocks.LARGE_N episodes, instead of backtest: the eligible candidates' fits at
+    # the origins and at n, from block moments (pyprog.forecast.blocks)
+    fits: blocks.BlockFits | None = field(default=None, repr=False, compare=False)
 
     @property
     def model(self) -> str:
@@ -257,6 +290,22 @@ def target_rows(origins, delta: int, n: int, weights: np.ndarray) -> np.ndarray:
     for r, o in enumerate(origins):
         rows[r, o : o + delta] = weights[o : o + delta]
     return rows
+
+
+def target_totals(origins, delta: int, ys, ws) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per origin o, over the targets ``j = o..o+δ−1``: ``Σ w_j y_j``, ``Σ w_j`` and
+    ``Σ w_j²`` (each (m,)), without an (m × n) matrix of target weights.
+
+    Examples
+    --------
+    >>> target_totals([1, 3], 2, np.arange(6.0), np.ones(6))
+    (array([3., 7.]), array([2., 2.]), array([2., 2.]))
+    """
+    out = np.zeros((3, len(origins)))
+    for r, o in enumerate(origins):
+        w, y = ws[int(o) : int(o) + delta], ys[int(o) : int(o) + delta]
+        out[:, r] = float(w @ y), float(w.sum()), float(w @ w)
+    return out[0], out[1], out[2]
 
 
 def origin_losses(y, backtest, targets, n_candidates: int) -> np.ndarray:
@@ -326,6 +375,8 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
         ``Σ_j w_j² / (Σ_j w_j)²``: the noise variance of ``ē_o`` per unit of one target's.
     """
     n = len(ys)
+    if n > blocks.LARGE_N:
+        return _block_errors(c, ys, ws, delta, weighted)
     for origins in (_origins(n, delta, MAX_ERROR_ORIGINS), _origins(n, delta)):
         try:
             rows = _backtest_rows(c, origins, delta, n, ws if weighted else None)
@@ -340,6 +391,24 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     errors = np.where(den > 0, num / safe - rows @ ys, 0.0)
     with np.errstate(all="ignore"):
         noise_factor = (targets**2).sum(axis=1) / safe**2
+    noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
+    return origins, errors, noise_factor
+
+
+def _block_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
+    """:func:`chosen_errors` of a long log, the forecasts from block moments."""
+    n = len(ys)
+    for origins in (_origins(n, delta, MAX_ERROR_ORIGINS), _origins(n, delta)):
+        fits = blocks.BlockFits([c], n, delta, origins, ws if weighted else np.ones(n))
+        if fits.ok.all():
+            break
+    else:  # unreachable while the selection fitted c at its own origins
+        raise ForecastError(f"{c}: cannot be fitted at its backtest origins")
+    num, den, sq = target_totals(origins, delta, ys, ws)
+    safe = np.where(den > 0, den, 1.0)
+    errors = np.where(den > 0, num / safe - fits.forecasts(ys)[0], 0.0)
+    with np.errstate(all="ignore"):
+        noise_factor = sq / safe**2
     noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return origins, errors, noise_factor
 
@@ -438,29 +507,47 @@ def select_forecaster(
     ys = y / scale
     wscale = power_of_two(np.max(weights))
     ws = weights / wscale
-    targets = target_rows(origins, delta, n, ws)
     scores: dict[str, float] = {str(c): math.inf for c in cands}  # in the given order
-    eligible, blocks = [], []
-    for c in ranked:
-        if 2 * c.features > origins[0]:
-            continue
-        try:
-            rows = _backtest_rows(c, origins, delta, n, None if ratios is None else ws)
-        except ForecastError:
-            continue
-        eligible.append(c)
-        blocks.append(rows)
+    ranked = [c for c in ranked if 2 * c.features <= origins[0]]
+    if n > blocks.LARGE_N:  # long logs: from block moments, O(n) memory (issue 35)
+        # NIS's fits are unweighted: its ws is a constant, to which they are invariant
+        fits = blocks.BlockFits(ranked, n, delta, np.append(origins, n), ws)
+        keep = fits.ok[:, :-1].all(axis=1)
+        eligible = [c for c, k in zip(ranked, keep, strict=True) if k]
+        if eligible:
+            fits = fits.subset(keep)
+            F = fits.forecasts(ys)[:, :-1]
+        backtest = None
+        num, den, sq = target_totals(origins, delta, ys, ws)
+    else:
+        fits = None
+        targets = target_rows(origins, delta, n, ws)
+        eligible, rows_of = [], []
+        for c in ranked:
+            try:
+                rows = _backtest_rows(c, origins, delta, n, None if ratios is None else ws)
+            except ForecastError:
+                continue
+            eligible.append(c)
+            rows_of.append(rows)
     if not eligible:
         raise ForecastError(
             f"{what}: no candidate forecaster could be fitted at the backtest origins "
             f"({n} episodes, {int(np.count_nonzero(weights))} of non-zero weight); "
             "more episodes are needed"
         )
-    backtest = np.concatenate(blocks)
-    total = targets.sum()
-    losses = origin_losses(ys, backtest, targets, len(eligible))
+    if fits is None:
+        backtest = np.concatenate(rows_of)
+        total = targets.sum()
+        losses = origin_losses(ys, backtest, targets, len(eligible))
+        const = float(ys**2 @ targets.sum(axis=0))
+        num, den = targets @ ys, targets.sum(axis=1)
+        sq = (targets**2).sum(axis=1)
+    else:
+        total = float(den.sum())
+        losses = (F * (den * F - 2.0 * num))[None]
+        const = sum(float(ws[o : o + delta] @ ys[o : o + delta] ** 2) for o in origins)
     raw = losses[0].sum(axis=1)
-    const = float(ys**2 @ targets.sum(axis=0))
     for c, s in zip(eligible, raw, strict=True):
         # reported as a root mean squared error, in y's units (no overflow at any scale)
         value = math.sqrt(max(0.0, (s + const) / total)) * scale if total > 0 else math.inf
@@ -472,9 +559,8 @@ def select_forecaster(
     plausible = tuple(
         c for i, c in enumerate(eligible) if i == best or gap[0, i] <= PLAUSIBLE_SE * se[0, i]
     )
-    F = blocks[best] @ ys
-    num, den = targets @ ys, targets.sum(axis=1)
-    errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F, 0.0)
+    F_best = rows_of[best] @ ys if fits is None else F[best]
+    errors = np.where(den > 0, num / np.where(den > 0, den, 1.0) - F_best, 0.0)
     # errors of origins less than δ apart share targets (MA(δ−1) by construction): test
     # every step-th error only, so that under a right model they are close to white
     tested = errors[::step]
@@ -489,7 +575,7 @@ def select_forecaster(
             "and its interval may be biased"
         )
     with np.errstate(all="ignore"):
-        noise_factor = (targets**2).sum(axis=1) / np.where(den > 0, den, 1.0) ** 2
+        noise_factor = sq / np.where(den > 0, den, 1.0) ** 2
     noise_factor = np.where((den > 0) & np.isfinite(noise_factor), noise_factor, 0.0)
     return Selection(
         forecaster=chosen,
@@ -503,4 +589,5 @@ def select_forecaster(
         backtest=backtest,
         eligible=tuple(eligible),
         plausible=plausible,
+        fits=fits,
     )

@@ -33,12 +33,29 @@ from pyprog.learn.buffer import EpisodeBuffer
 from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.optim import SGD, Adam, RMSprop, make_optimizer
 from pyprog.learn.policies import Policy
+from pyprog.learn.policies.base import LAYER_BOUND_MAX
 
-__all__ = ["FTRLPG", "LEARNERS", "ONPG", "Learner", "NonFiniteParametersError", "ProOLS", "ProWLS"]
+__all__ = [
+    "FTRLPG",
+    "LEARNERS",
+    "ONPG",
+    "LayerOverflowError",
+    "Learner",
+    "NonFiniteParametersError",
+    "ProOLS",
+    "ProWLS",
+]
 
 
 class NonFiniteParametersError(FloatingPointError):
     """A gradient step made the policy's parameters NaN or infinite."""
+
+
+class LayerOverflowError(NonFiniteParametersError):
+    """The policy's parameters and observations are too large for a pass: a sum of one of
+    its layers could overflow (:meth:`~pyprog.learn.policies.Policy.layer_bound` above
+    :data:`~pyprog.learn.policies.base.LAYER_BOUND_MAX`), raised before the pass by the
+    compiled update and the Python loop alike."""
 
 
 class Learner:
@@ -169,6 +186,7 @@ class Learner:
         if inputs is not None:
             return self._compiled_update(steps, inputs)
         for step in range(steps):
+            self._check_layers(step)
             grad = self._gradient()
             if grad is None:  # no forecast at this θ: stop here, count what was not done
                 self.skipped_steps += steps - step
@@ -221,6 +239,9 @@ class Learner:
             raise self._non_finite("gradient", done)
         if status == kernels.UPDATE_NONFINITE_THETA:
             raise self._non_finite("policy's parameters", done)
+        if status == kernels.UPDATE_LAYER_OVERFLOW:
+            self._check_layers(done)  # raises, with the bound in the message
+            raise self._layer_overflow(done, float("inf"))  # unreachable: the same bound
         if status == kernels.UPDATE_NO_FORECAST:
             self.skipped_steps += steps - done
             if done == 0:
@@ -240,6 +261,25 @@ class Learner:
         """
         return None
 
+    def _check_layers(self, step: int) -> None:
+        """A :class:`LayerOverflowError` if a pass at the current θ over the buffer's steps
+        could overflow (as ``kernels.policy_update`` checks before each inner step)."""
+        bound = self.policy.layer_bound(self._steps.obs)
+        if not bound <= LAYER_BOUND_MAX[np.dtype(self.hyper.dtype)]:
+            raise self._layer_overflow(step, bound)
+
+    def _layer_overflow(self, step: int, bound: float) -> LayerOverflowError:
+        top = float(np.abs(self._steps.obs).max(initial=0.0))
+        return LayerOverflowError(
+            f"{self.name}: a {self.hyper.dtype} pass of the policy could overflow at episode "
+            f"{self.episodes} (update {self.updates + 1}, inner step {step + 1}): its layers' "
+            f"sums |W x + b| (or |θ|) reach {bound:.3g}, beyond "
+            f"{LAYER_BOUND_MAX[np.dtype(self.hyper.dtype)]:.3g}, with observations up to "
+            f"{top:.3g}; scale the observations or lower lr"
+            + ("" if self.hyper.dtype == "float64" else ", or use dtype='float64'")
+            + f"; hyper-parameters: {self.hyper.to_dict()}"
+        )
+
     def _non_finite(self, what: str, step: int) -> NonFiniteParametersError:
         return NonFiniteParametersError(
             f"{self.name}: the {what} became non-finite at episode {self.episodes} "
@@ -254,6 +294,7 @@ class Learner:
         """
         if not self._begin():
             return None
+        self._check_layers(0)
         grad = self._gradient()
         return None if grad is None else grad.copy()
 

@@ -16,7 +16,13 @@ import numpy as np
 
 from pyprog.utils.validation import check_positive
 
-__all__ = ["Policy", "PolicyEval", "work_array"]
+__all__ = ["LAYER_BOUND_MAX", "Policy", "PolicyEval", "work_array"]
+
+#: The largest layer bound (:meth:`Policy.layer_bound`) a batched pass runs with, by its
+#: precision: below it no sum of a layer overflows in any order, nor a difference of two of
+#: its outputs, so the compiled update and the Python loop are finite together (issue 35,
+#: item 10); the compiled update's ``LAYER_BOUND_MAX`` and ``LAYER_BOUND_MAX_F32``.
+LAYER_BOUND_MAX = {np.dtype(np.float64): 2.0**1022, np.dtype(np.float32): 2.0**126}
 
 
 @dataclass(eq=False, slots=True)
@@ -344,6 +350,40 @@ class Policy:
         jac = np.empty((m, self.n_params))
         self._backward(ev, np.ones(m), None, jac)
         return ev.log_prob, jac
+
+    def layer_bound(self, obs: np.ndarray) -> float:
+        """A bound on every partial sum of the policy's affine layers at ``obs``.
+
+        ``max |θ|``, and for each layer ``x ↦ x Wᵀ + b`` the largest ``Σ_j c_j |W_kj| + |b_k|``
+        over its outputs, ``c_j`` the largest ``|x_j|`` over the samples (1 after a tanh
+        layer): no order of the sums can overflow below :data:`LAYER_BOUND_MAX` of the pass's
+        precision, and the learners refuse a pass above it (the compiled update and the
+        Python loop alike). O(M·D) for the observations, then O(P).
+
+        Parameters
+        ----------
+        obs : ndarray, shape (M, obs_dim)
+
+        Returns
+        -------
+        float
+            ``inf`` (or NaN) when the bound itself overflows.
+        """
+        obs = np.asarray(obs, dtype=np.float64)
+        c = np.abs(obs).max(axis=0, initial=0.0) if obs.ndim == 2 else np.abs(obs)
+        top = float(np.abs(self._theta).max(initial=0.0))
+        for W, b in self._affine_layers():
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = np.abs(W) @ c + np.abs(b)
+            bound = float(np.max(sums, initial=0.0))
+            top = bound if not bound <= top else top
+            c = np.ones(W.shape[0])  # |tanh| <= 1
+        return top
+
+    def _affine_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The affine layers ``(W, b)`` from the input on (each but the last followed by
+        tanh), for :meth:`layer_bound`."""
+        return []
 
     def compiled_policy(self) -> tuple | None:
         """How the compiled update (``kernels.policy_update``) sees this policy, or None.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pyprog.learn.policies.base import Policy, PolicyEval, work_array
+from pyprog.learn.policies.base import LAYER_BOUND_MAX, Policy, PolicyEval, work_array
 from pyprog.utils.validation import check_int
 
 __all__ = ["GaussianEval", "GaussianPolicy"]
@@ -211,6 +211,9 @@ class GaussianPolicy(Policy):
             x[..., hi] = self.high[hi] - np.logaddexp(0.0, -xh)  # high − softplus(−x)
         return x
 
+    def _affine_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(self.W, self.b)]
+
     def compiled_policy(self) -> tuple | None:
         if not self._bounded:
             return None
@@ -315,3 +318,11 @@ class GaussianPolicy(Policy):
         dx *= c_lp[:, None]
         gW, gb = self._grad_view(out, "W"), self._grad_view(out, "b")
         _linear_grad(dx, ev.obs, gW, gb, ev.work["ones"])
+        if gW.ndim == 2:
+            # where a sum Σ_i |dx_i s_i| exceeds LAYER_BOUND_MAX, whether it overflows depends
+            # on its order (BLAS's or the compiled update's): non-finite in both (issue 35)
+            limit = LAYER_BOUND_MAX[np.dtype(np.float64)]
+            with np.errstate(over="ignore", invalid="ignore"):
+                adx = np.abs(dx)
+                gW[~(adx.T @ np.abs(ev.obs) <= limit)] = np.inf
+                gb[~(adx.sum(axis=0) <= limit)] = np.inf

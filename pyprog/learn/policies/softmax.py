@@ -98,6 +98,10 @@ class _SoftmaxPolicy(Policy):
     def compiled_policy(self) -> tuple[str, int, int]:
         return "softmax", self.n_actions, self._hidden_layer()[0].shape[0]
 
+    def _affine_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        W1, b1 = self._hidden_layer()
+        return ([(W1, b1)] if W1.shape[0] else []) + [(self.W, self.b)]
+
     def _features_one(self, obs: np.ndarray) -> np.ndarray:
         """Input of the output layer for one observation (used by ``sample``)."""
         return obs

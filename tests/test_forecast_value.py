@@ -277,6 +277,7 @@ def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
         ({"n_se": float("inf")}, "n_se must be a finite number >= 0"),
         ({"n_folds": 1}, "n_folds must be an integer >= 2"),
         ({"n_folds": 200}, "needs at least 600"),
+        ({"alpha": 0.0}, "alpha must be in"),
     ],
 )
 def test_the_chooser_refuses_bad_settings(kw, match):
@@ -284,6 +285,8 @@ def test_the_chooser_refuses_bad_settings(kw, match):
     b = bin_estimates(np.zeros(t.size), t)
     with pytest.raises(ValueError, match=match):
         choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), **kw)
+    with pytest.raises(ValueError, match="targets must be a callable"):
+        choose_time_model(b, np.array([400.0]))
 
 
 def test_a_context_or_policy_column_of_text_is_named():

@@ -140,7 +140,10 @@ def _parse_time_text(text: str) -> float:
         return float(text)
     except ValueError:
         pass
-    stamp = _dt.datetime.fromisoformat(text.strip())
+    text = text.strip()
+    if text[-1:] in ("Z", "z"):  # UTC designator: Python < 3.11's fromisoformat lacks it
+        text = text[:-1] + "+00:00"
+    stamp = _dt.datetime.fromisoformat(text)
     if stamp.tzinfo is not None:
         stamp = stamp.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return (stamp - _dt.datetime(1970, 1, 1)).total_seconds() / 86_400.0

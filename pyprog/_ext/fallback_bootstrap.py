@@ -188,6 +188,13 @@ def signed_rows(signs, lo, hi):
     typed_array(hi, "hi", 1, np.float32, "float32")
     same_shape(hi, "hi", (n,))
     nbytes = (n + 7) // 8
+    _check_signs(signs, nbytes)
+    up = np.unpackbits(signs, axis=1, count=n, bitorder="little").view(np.bool_)
+    return np.where(up, hi, lo)
+
+
+def _check_signs(signs, nbytes):
+    """Packed signs: a C-contiguous uint8 array of shape (B, nbytes)."""
     if not (
         isinstance(signs, np.ndarray)
         and signs.dtype == np.uint8
@@ -196,8 +203,6 @@ def signed_rows(signs, lo, hi):
         and signs.shape[1] == nbytes
     ):
         raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
-    up = np.unpackbits(signs, axis=1, count=n, bitorder="little").view(np.bool_)
-    return np.where(up, hi, lo)
 
 
 def _check_starts(starts, n):
@@ -235,14 +240,7 @@ def block_moments(signs, V, starts):
     input_array(V, "V", 2)
     n, q = V.shape
     nbytes = (n + 7) // 8
-    if not (
-        isinstance(signs, np.ndarray)
-        and signs.dtype == np.uint8
-        and signs.ndim == 2
-        and signs.flags.c_contiguous
-        and signs.shape[1] == nbytes
-    ):
-        raise ValueError(f"signs must be a C-contiguous uint8 ndarray of shape (B, {nbytes})")
+    _check_signs(signs, nbytes)
     typed_array(starts, "starts", 1, np.int64, "int64")
     _check_starts(starts, n)
     nb, k = signs.shape[0], len(starts)

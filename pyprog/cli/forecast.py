@@ -117,7 +117,7 @@ def _value_cmd(args: argparse.Namespace) -> int:
         estimator=args.estimator,
         max_horizon=args.max_horizon,
         alpha=args.alpha,
-        n_boot=max(args.n_boot, 100),
+        n_boot=400 if args.n_boot is None else args.n_boot,
         random_state=args.seed,
     )
     summary = result.as_dict()
@@ -173,7 +173,7 @@ def cmd(args: argparse.Namespace) -> int:
             gamma=args.gamma,
             clip=args.clip,
             alpha=args.alpha,
-            n_boot=args.n_boot,
+            n_boot=2000 if args.n_boot is None else args.n_boot,
             seed=args.seed,
             candidates=_split(args.candidates),
         )
@@ -275,7 +275,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
     fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
     fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")
-    fc.add_argument("--n-boot", type=int, default=2000, help="bootstrap draws (default 2000)")
+    fc.add_argument(
+        "--n-boot", type=int, default=None,
+        help="bootstrap draws (default 2000 for episodes, 400 with --time)",
+    )  # fmt: skip
     fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
     fc.add_argument("--plot", default=None, help="write the figure to this PNG file")

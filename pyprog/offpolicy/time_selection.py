@@ -86,6 +86,8 @@ __all__ = [
 ]
 
 YEAR = 365.25
+#: Bootstrap draws repeated at once (the losses of every candidate, bin and draw are held).
+DRAW_CHUNK = 200
 
 
 @dataclass(frozen=True)
@@ -477,10 +479,13 @@ def choose_time_model(
         if world in ("chosen", "both"):
             runs += [(w, np.flatnonzero(chosen == w)) for w in sorted(set(chosen.tolist()))]
         for w, rows in runs:
-            err = _draw_errors(
-                cands, w, yw, sw, signs, folds, total, n_se, gate, const, rule, key[:, rows],
-                zetas[:, rows], v,
-            )  # fmt: skip
+            err = np.concatenate([  # in chunks of draws: memory C·m·DRAW_CHUNK, not C·m·B
+                _draw_errors(
+                    cands, w, yw, sw, signs[:, b : b + DRAW_CHUNK], folds, total, n_se, gate,
+                    const, rule, key[:, rows], zetas[:, rows], v,
+                )
+                for b in range(0, signs.shape[1], DRAW_CHUNK)
+            ], axis=1)  # fmt: skip
             lo_q, hi_q = np.quantile(err, [alpha / 2, 1 - alpha / 2], axis=1)
             low[rows] = np.minimum(low[rows], value[rows] - hi_q)
             high[rows] = np.maximum(high[rows], value[rows] - lo_q)

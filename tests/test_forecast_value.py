@@ -203,6 +203,8 @@ def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
     assert code == 2 and "--at must be after the log" in err
     code = main(["forecast", str(path), "--at", "1971-01-01"])
     assert code == 2 and "--at and --over need --time" in capsys.readouterr().err
+    code = main(["forecast", str(path), "--time", "time", "--at", "1971-02-01", "--delta", "5"])
+    assert code == 2 and "--delta: for logs of episodes" in capsys.readouterr().err
 
 
 # -- the chooser on its own ---------------------------------------------------------------

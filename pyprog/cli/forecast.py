@@ -102,6 +102,12 @@ def _value_cmd(args: argparse.Namespace) -> int:
         raise ValueError("with --time, give exactly one of --at DATE and --over START END")
     if args.plot:
         raise ValueError("--plot: not available with --time yet; use --json and plot the numbers")
+    episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
+                    "--d": args.d is not None, "--candidates": args.candidates is not None,
+                    "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf")}  # fmt: skip
+    unused = [option for option, set_ in episode_only.items() if set_]
+    if unused:  # not silently ignored
+        raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
     result = forecast_value(

@@ -50,6 +50,7 @@ from pyprog.offpolicy.rounds import (
     as_days,
     check_action_dist,
     check_rounds,
+    parse_utc,
     policy_action_dist,
 )
 from pyprog.offpolicy.time_selection import (
@@ -57,9 +58,11 @@ from pyprog.offpolicy.time_selection import (
     choose_time_model,
     default_reward_time_model,
 )
-from pyprog.offpolicy.time_terms import TimeModel, as_time_model
+from pyprog.offpolicy.time_terms import TimeModel, as_time_model, time_point
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
+
+_EPOCH = _dt.datetime(1970, 1, 1)
 
 #: The estimators ``forecast_value`` chooses between under ``estimator="auto"``.
 AUTO_ESTIMATORS = ("dr", "is")
@@ -135,18 +138,12 @@ class ValueForecast:
 
 
 def _parse_time_text(text: str) -> float:
-    """One ISO-8601 date or number as days since 1970-01-01 UTC."""
+    """One number, or ISO-8601 date (:func:`~pyprog.offpolicy.rounds.parse_utc`), as days."""
     try:
         return float(text)
     except ValueError:
         pass
-    text = text.strip()
-    if text[-1:] in ("Z", "z"):  # UTC designator: Python < 3.11's fromisoformat lacks it
-        text = text[:-1] + "+00:00"
-    stamp = _dt.datetime.fromisoformat(text)
-    if stamp.tzinfo is not None:
-        stamp = stamp.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return (stamp - _dt.datetime(1970, 1, 1)).total_seconds() / 86_400.0
+    return (parse_utc(text) - _EPOCH).total_seconds() / 86_400.0
 
 
 def read_rounds_csv(path, *, time: str = "time") -> dict[str, np.ndarray]:
@@ -263,20 +260,18 @@ def _numbers(frame, name: str, what: str) -> np.ndarray:
 
 
 def _target_time(name: str, value) -> float:
+    """A target as days: an ISO-8601 string here, numbers and dates by ``time_point``."""
     if isinstance(value, str):
         try:
             return _parse_time_text(value)
         except ValueError:
-            raise ValueError(
-                f"{name} must be a number or an ISO-8601 date; got {value!r}"
-            ) from None
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite time; got {value!r}")
-        return float(value)
+            what = f"{name} must be a number or an ISO-8601 date; got {value!r}"
+            raise ValueError(what) from None
     try:
-        return float(as_days(np.asarray([value]), name=name)[0])
+        return time_point(name, value)
     except ValueError:
+        if isinstance(value, numbers.Real):
+            raise  # a non-finite number: time_point says so
         raise ValueError(
             f"{name} must be a number (days), a date or an ISO-8601 string; got {value!r}"
         ) from None
@@ -461,13 +456,19 @@ def forecast_value(
                 f"ahead than the log is long. Pass max_horizon= to forecast anyway"
             )
 
-    # per-round estimates at the log's times, or at each target for a time-varying policy
-    def estimates(kind: str, at_time: float | None):
-        if pi_log is not None:
-            dist = pi_log
-        else:
-            when = rounds.times if at_time is None else np.full(n, at_time)
-            dist = policy_action_dist(policy, rounds.context, when, n_actions)
+    # π_e at the logged contexts: at the log's own times, and, for a callable that acts
+    # differently at some target, at each target's time (one set of estimates per target)
+    def policy_at(goal: tuple) -> np.ndarray:
+        when = np.full(n, _policy_time(goal))
+        return policy_action_dist(policy, rounds.context, when, n_actions)
+
+    if pi_log is not None:
+        at_log, varying = pi_log, False
+    else:
+        at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
+        varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
+
+    def estimates(kind: str, dist: np.ndarray) -> np.ndarray:
         est = round_estimates(
             rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore, dist,
             estimator=kind, reward_model=reward_model, time_feature=time_feature,
@@ -475,13 +476,6 @@ def forecast_value(
         )  # fmt: skip
         return est.values
 
-    varying = False  # a callable π_e that acts differently at some target than at t_i
-    if pi_log is None:
-        base = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
-        for goal in goals:
-            when = np.full(n, _policy_time(goal))
-            later = policy_action_dist(policy, rounds.context, when, n_actions)
-            varying = varying or not np.allclose(base, later, rtol=0, atol=1e-12)
     if isinstance(time_feature, str) and time_feature == "auto":
         time_feature = default_reward_time_model(t_first, t_last)
     kinds = list(AUTO_ESTIMATORS) if name == "auto" else [name]
@@ -532,10 +526,13 @@ def forecast_value(
             for j, goal in enumerate(group)
         ]
 
-    if varying:  # π_e as it will act at each target: one set of estimates per target
-        out = [forecast([g], {k: estimates(k, _policy_time(g)) for k in kinds})[0] for g in goals]
+    if varying:  # π_e as it will act at each target
+        out = []
+        for g in goals:
+            dist = policy_at(g)
+            out.append(forecast([g], {k: estimates(k, dist) for k in kinds})[0])
     else:
-        out = forecast(goals, {k: estimates(k, None) for k in kinds})
+        out = forecast(goals, {k: estimates(k, at_log) for k in kinds})
     return out if many else out[0]
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "as_days",
     "check_action_dist",
     "check_rounds",
+    "parse_utc",
     "policy_action_dist",
     "utc_dates",
 ]
@@ -38,6 +39,25 @@ __all__ = [
 #: How far a row of action probabilities may be from summing to 1.
 PROB_TOL = 1e-6
 _NS_PER_DAY = 86_400e9
+
+
+def parse_utc(text: str) -> _dt.datetime:
+    """An ISO-8601 date or date-time as a naive UTC ``datetime``.
+
+    An offset (``+09:00``) or ``Z`` is converted to UTC; a naive time is taken as UTC.
+
+    Examples
+    --------
+    >>> parse_utc("2023-03-01T09:00+09:00"), parse_utc("2023-03-01T00:00Z")
+    (datetime.datetime(2023, 3, 1, 0, 0), datetime.datetime(2023, 3, 1, 0, 0))
+    """
+    text = text.strip()
+    if text[-1:] in ("Z", "z"):  # UTC designator: Python < 3.11's fromisoformat lacks it
+        text = text[:-1] + "+00:00"
+    stamp = _dt.datetime.fromisoformat(text)
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return stamp
 
 
 def utc_dates(values) -> np.ndarray:

@@ -452,9 +452,7 @@ def choose_time_model(
     zetas = np.stack([_zeta(c, targets(c.model), sw) for c in cands])  # (C, k, m)
     # per-bin noise variance from the best model's residuals (HC2), for the forecasts'
     # variances: Var(ζ·ȳ) = Σ ζ_j² v_j
-    fit_b = _fitted(cands[best], yw) / sw
-    h_b = np.einsum("ij,ij->i", cands[best].q, cands[best].q)
-    v = (binned.y - fit_b) ** 2 / np.maximum(1.0 - h_b, 1e-12)
+    v = _hc2(cands[best], binned.y, yw, sw)
     if rule == "mse":  # estimated mean squared error at the target, bias judged by the best
         key = _mse_key(zetas, binned.y[:, None], v, np.array([best]))[..., 0]
     else:  # "simplest": fewest parameters
@@ -463,11 +461,8 @@ def choose_time_model(
     k_rows = np.arange(zetas.shape[1])
     zeta = zetas[chosen, k_rows]  # (k, m)
     value = (zeta * binned.y).sum(axis=1)
-    se = np.empty(len(chosen))
-    for j, c in enumerate(chosen):  # HC2, noise only
-        resid = binned.y - _fitted(cands[c], yw) / sw
-        h = np.einsum("ij,ij->i", cands[c].q, cands[c].q)
-        se[j] = math.sqrt(float((zeta[j] ** 2 * resid**2 / np.maximum(1.0 - h, 1e-12)).sum()))
+    noise = {int(c): _hc2(cands[c], binned.y, yw, sw) for c in set(chosen.tolist())}
+    se = np.sqrt([float((zeta[j] ** 2 * noise[int(c)]).sum()) for j, c in enumerate(chosen)])
 
     low = high = None
     if alpha is not None:
@@ -539,6 +534,12 @@ def _mse_key(zetas: np.ndarray, ys: np.ndarray, v: np.ndarray, best: np.ndarray)
         bias2 = (f[:, :, sel] - f_best[None, :, sel]) ** 2 - var_d[:, :, None]
         out[:, :, sel] = np.maximum(bias2, 0.0) + var[:, :, None]
     return out
+
+
+def _hc2(cand: _Candidate, y: np.ndarray, yw: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """Per-bin noise variances of ȳ from the candidate's residuals, ξ_j² / (1 − h_j)."""
+    h = np.einsum("ij,ij->i", cand.q, cand.q)
+    return (y - _fitted(cand, yw) / sw) ** 2 / np.maximum(1.0 - h, 1e-12)
 
 
 def _fitted(cand: _Candidate, yw: np.ndarray) -> np.ndarray:

@@ -6,7 +6,6 @@ See :mod:`pyprog.forecast.readers` for the rule on slates (``position``).
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import os
 from collections.abc import Callable, Mapping
 
@@ -22,6 +21,7 @@ from pyprog.forecast.readers.common import (
     log_probabilities,
     need_key,
 )
+from pyprog.offpolicy.rounds import parse_utc
 
 __all__ = ["OBD_COLUMNS", "from_obp", "read_obd_csv"]
 
@@ -161,10 +161,7 @@ def from_obp(
 
 
 def _parse_time(text: str) -> np.datetime64:
-    t = _dt.datetime.fromisoformat(text.strip())
-    if t.tzinfo is not None:
-        t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return np.datetime64(t, "ns")
+    return np.datetime64(parse_utc(text), "ns")
 
 
 def read_obd_csv(

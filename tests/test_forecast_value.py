@@ -166,6 +166,8 @@ def test_csv_errors_name_line_and_column(tmp_path):
         read_rounds_csv(path)
     path.write_text("time,action,reward\r1,0,1.0\r2,1,0.5\r")  # CR-only line endings
     assert read_rounds_csv(path)["reward"].tolist() == [1.0, 0.5]
+    path.write_bytes(b"\xef\xbb\xbftime,action,reward\n1,0,1.0\n")  # a spreadsheet's BOM
+    assert read_rounds_csv(path)["time"].tolist() == [1.0]
     with pytest.raises(ValueError, match="no time column 'when'"):
         read_rounds_csv(path, time="when")
 

@@ -180,7 +180,7 @@ def read_rounds_csv(path, *, time: str = "time") -> dict[str, np.ndarray]:
     """
     if not os.path.isfile(path):
         raise ValueError(f"log: no such file {os.fspath(path)!r}")
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if not header:

@@ -15,7 +15,7 @@ from contextual_year import YEAR, YearOfRounds, as_datetime64
 import pyprog
 from pyprog.forecast.forecasters import ForecastError
 from pyprog.forecast.value import forecast_value, read_rounds_csv
-from pyprog.offpolicy import season, step, trend
+from pyprog.offpolicy import PeriodBlocks, season, step, trend
 from pyprog.offpolicy.time_selection import (
     bin_estimates,
     choose_time_model,
@@ -40,7 +40,7 @@ def test_top_level_export_and_result_fields():
     f = pyprog.forecast_value(frame, "pi_", at=YEAR + 30)
     assert isinstance(f, pyprog.ValueForecast)
     assert f.low <= f.value <= f.high
-    assert f.estimator in ("dr", "is") and f.model.startswith("const")
+    assert f.estimator in ("dr-pooled", "dr", "is") and f.model.startswith("const")
     out = f.as_dict()
     assert set(out) >= {"value", "low", "high", "model", "estimator", "target", "alpha"}
     json.dumps(out, allow_nan=False)
@@ -108,6 +108,43 @@ def test_over_a_window_is_the_average_of_the_forecast():
     assert win.target == ("over", YEAR + 10, YEAR + 40)
 
 
+def drifting_contexts_log(n=3000, seed=0, shift=1.5):
+    """A year of rounds whose contexts' mean moves by ``shift`` (each feature) over the log."""
+    gen = YearOfRounds("stationary")
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.uniform(0.0, YEAR, n))
+    x = rng.standard_normal((n, gen.dim)) + shift * (t / YEAR)[:, None]
+    p0 = gen.logging(x, t)
+    a = np.minimum((rng.random(n)[:, None] > np.cumsum(p0, axis=1)).sum(axis=1), 9)
+    rows = np.arange(n)
+    r = gen.q(x, t)[rows, a] + gen.noise * rng.standard_normal(n)
+    frame = {"time": t, "action": a, "reward": r, "pscore": p0[rows, a]}
+    frame.update({f"x{j}": x[:, j] for j in range(gen.dim)})
+    return frame, gen.evaluation(x, t)
+
+
+def test_contexts_are_pooled_unless_they_drift():
+    gen, d, frame = year_log("blocks", n=3000, seed=2)
+    kw = {"at": YEAR + 20, "alpha": None, "estimator": "dr"}
+    assert forecast_value(frame, "pi_", **kw).estimator == "dr-pooled"
+    assert forecast_value(frame, "pi_", pool_contexts=False, **kw).estimator == "dr"
+    frame, pi = drifting_contexts_log()
+    assert forecast_value(frame, pi, **kw).estimator == "dr"  # "auto" saw the drift
+    assert forecast_value(frame, pi, pool_contexts=True, **kw).estimator == "dr-pooled"
+
+    class Mean:  # not affine in its inputs: never pooled by "auto", refused when asked
+        def fit(self, X, y):
+            self.m = float(np.mean(y))
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.m)
+
+    assert forecast_value(frame, pi, reward_model=Mean(), **kw).estimator == "dr"
+    with pytest.raises(ValueError, match="pool_contexts=True needs a reward model affine"):
+        forecast_value(frame, pi, reward_model=Mean(), pool_contexts=True, **kw)
+
+
 def test_horizon_beyond_the_log_is_refused_with_what_it_supports():
     gen, d, frame = year_log("stationary", n=1000, seed=5)
     with pytest.raises(ForecastError, match=r"covers 36[0-9].* days.*max_horizon"):
@@ -131,6 +168,7 @@ def test_horizon_beyond_the_log_is_refused_with_what_it_supports():
         (dict(policy="q_"), "policy: no columns named 'q_'"),
         (dict(max_horizon=-1), "max_horizon must be"),
         (dict(n_boot=10), "n_boot must be an integer >= 100"),
+        (dict(pool_contexts="always"), "pool_contexts must be 'auto', True or False"),
         (dict(log=[1, 2, 3]), "log must be a CSV path"),
         (dict(log="/no/such/file.csv"), "no such file"),
     ],
@@ -272,10 +310,33 @@ def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
     assert timed.values.std() < plain.values.std()
 
 
+def test_the_gate_on_interleaved_folds_sees_blocks_of_the_year_stretches_miss():
+    """8 blocks of the year in daily noise, 30 seeds: the default gate (contiguous stretches
+    or interleaved folds) finds the drift in every log the stretches alone find, and in
+    more logs; on pure noise it keeps the constant as often as the stretches alone."""
+    levels = np.array([0.0, 0.8, -0.6, 1.0, -1.0, 0.4, -0.3, 0.7])
+    t = np.arange(0.0, 365.0)
+    block = PeriodBlocks(YEAR, 8).labels(t)
+    found = {"default": [], "stretches": []}
+    for amp in (0.5, 0.0):
+        for seed in range(30):
+            y = amp * levels[block] + np.random.default_rng(seed).normal(0, 1.0, t.size)
+            b = bin_estimates(y, t)
+            at = lambda m, b=b: m.design(np.array([400.0]), *b.span)  # noqa: E731
+            for name, kw in (("default", {}), ("stretches", {"gate_folds": None})):
+                found[name].append(choose_time_model(b, at, alpha=None, **kw).model != "const")
+    both = np.array(found["default"]).reshape(2, 30)
+    alone = np.array(found["stretches"]).reshape(2, 30)
+    assert (both[0] >= alone[0]).all() and both[0].sum() > alone[0].sum() + 3, both.sum(1)
+    assert both[1].sum() <= 3 and alone[1].sum() <= 3  # pure noise: the constant
+
+
 @pytest.mark.parametrize(
     "kw, match",
     [
         ({"rule": "lowest"}, "rule must be 'mse' or 'simplest'"),
+        ({"folds": "random"}, r"folds must be one of \('blocked', 'interleaved'\)"),
+        ({"gate_folds": "random"}, "gate_folds must be None or one of"),
         ({"world": "mine"}, "world must be"),
         ({"gate": -1.0}, "gate must be None or a finite number >= 0"),
         ({"n_se": float("inf")}, "n_se must be a finite number >= 0"),

@@ -15,7 +15,7 @@ from pyprog.offpolicy import (
     opfv_select,
     round_estimates,
 )
-from pyprog.offpolicy.crossfit import fold_ids
+from pyprog.offpolicy.crossfit import cross_fit, fold_ids
 
 GEN = YearOfRounds("blocks")
 
@@ -51,6 +51,63 @@ def test_is_snis_dm_dr_match_their_formulas(log):
         dr.values, w * (log["reward"] - dr.q_hat[rows, log["action"]]) + direct
     )
     assert dr.values.shape == (n,) and dr.se > 0
+
+
+@pytest.mark.parametrize("estimator", ["dr", "dm"])
+def test_the_pooled_direct_term_is_the_mean_over_every_context(log, estimator):
+    """D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂_k(i)(x_j, φ(t_i), a), by brute force (n² predictions)."""
+    feature = PeriodBlocks(365.25, 8)
+    kw = {"estimator": estimator, "time_feature": feature, "random_state": 0}
+    own = round_estimates(*args(log), **kw)
+    pooled = round_estimates(*args(log), pool_contexts=True, **kw)
+    x, pi = log["context"], log["action_dist"]
+    n, rows = len(x), np.arange(len(x))
+    onehot = np.eye(8)[feature.labels(log["times"])]
+    fit = cross_fit(
+        np.concatenate([x, onehot], axis=1),
+        log["times"],
+        log["action"],
+        log["reward"],
+        10,
+        random_state=0,
+    )  # the same folds and models as the estimates'
+    np.testing.assert_allclose(fit.q_hat, own.q_hat)
+    brute = np.empty(n)
+    for i in range(n):
+        model = fit.models[fit.fold[i]]
+        q_all = model.predict_all(np.concatenate([x, np.tile(onehot[i], (n, 1))], axis=1))
+        brute[i] = (pi * q_all).sum(axis=1).mean()
+    w = pi[rows, log["action"]] / log["pscore"]
+    correction = 0.0 if estimator == "dm" else w * (log["reward"] - own.q_hat[rows, log["action"]])
+    np.testing.assert_allclose(pooled.values, brute + correction, atol=1e-10)
+    q_at_zero = fit.predict(np.concatenate([x, np.zeros_like(onehot)], axis=1))
+    np.testing.assert_allclose(pooled.context_part, (pi * q_at_zero).sum(axis=1), atol=1e-12)
+    assert own.context_part is None
+
+
+def test_pooling_cuts_the_noise_of_a_block_mean_and_stays_unbiased():
+    """Across 40 logs of 2,000 rounds: the mean of each block of the year, pooled vs own DR.
+
+    Stated test: paired over logs, the squared error of the 8 block means is lower pooled
+    (z < −2), and the pooled error's mean is 0 within 3 s.e. (unbiased at fixed contexts).
+    """
+    gen, feature = YearOfRounds("blocks"), PeriodBlocks(365.25, 8)
+    sq_own, sq_pooled, err_pooled = [], [], []
+    for seed in range(40):
+        d = gen.sample(2000, np.random.default_rng(seed))
+        block = feature.labels(d["times"])
+        truth = np.bincount(block, weights=d["value"]) / np.bincount(block)
+        kw = {"time_feature": feature, "random_state": seed}
+        for pooled, sq in ((False, sq_own), (True, sq_pooled)):
+            est = round_estimates(*args(d), pool_contexts=pooled, **kw)
+            err = np.bincount(block, weights=est.values) / np.bincount(block) - truth
+            sq.append((err**2).mean())
+        err_pooled.append(err.mean())
+    diff = np.array(sq_pooled) - np.array(sq_own)
+    z = diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size))
+    assert z < -2, (np.mean(sq_pooled), np.mean(sq_own), z)
+    bias = np.array(err_pooled)
+    assert abs(bias.mean()) < 3 * bias.std(ddof=1) / np.sqrt(bias.size)
 
 
 def test_snis_normalises_within_groups(log):
@@ -297,6 +354,19 @@ def test_bad_options_are_named(log):
         round_estimates(*args(log, action_dist=GEN.evaluation))
     with pytest.raises(ValueError, match="time_feature must be a time feature"):
         round_estimates(*args(log), time_feature=8)
+    with pytest.raises(ValueError, match="pool_contexts must be True or False"):
+        round_estimates(*args(log), pool_contexts="yes")
+
+    class Mean:
+        def fit(self, X, y):
+            self.m = float(np.mean(y))
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.m)
+
+    with pytest.raises(ValueError, match="pool_contexts=True needs a reward model affine"):
+        round_estimates(*args(log), pool_contexts=True, reward_model=Mean())
     with pytest.raises(ValueError, match="policy must be a callable"):
         opfv(*args(log)[:5], log["action_dist"], 400.0, time_feature=DayOfWeek(), n_actions=10)
     with pytest.raises(ValueError, match=r"policy\(context, times\): each row must sum to 1"):

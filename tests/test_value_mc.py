@@ -8,7 +8,8 @@ claims and their tests:
   difference of mean squared errors (pyprog − OPFV) has z < −2 (one-sided, 40 logs);
 * **stationary**: pyprog's MSE at most 1.1× stationary DR's (the mean of the same DR
   estimates), plus 2 s.e. of the paired difference;
-* **block-shaped truths**: MSE within 1.1× OPFV's with the true φ;
+* **block-shaped truths**: MSE within 1.1× OPFV's with the true φ, plus 1 s.e. of the
+  paired difference;
 * **coverage** of the 90 % intervals in [0.85, 0.95] per truth, ± 2 s.e. over logs;
 * **refusals**: at most 10 % of the targets.
 
@@ -28,9 +29,7 @@ BLOCK_SHAPED = ("blocks", "weekday", "blocks_weekday")
 
 # (claim, truth) pairs measured not to hold at the setting above (README table)
 MISSES = {
-    ("beats_opfv", "blocks"),  # 0.0031 vs 0.0038, z = -1.6
-    ("within_true", "blocks"),  # 1.40x OPFV with the true 8 blocks
-    ("within_true", "weekday"),  # 2.35x OPFV with the true day of week
+    ("within_true", "weekday"),  # 1.62x OPFV with the true day of week (0.0032 vs 0.0020)
 }
 
 
@@ -76,7 +75,9 @@ def test_stationary_is_within_ten_percent_of_dr(result):
 @pytest.mark.parametrize("truth", BLOCK_SHAPED)
 def test_block_truths_within_ten_percent_of_opfv_with_the_true_phi(result, truth):
     m, d = result[truth]["mse"], result[truth]["vs_opfv_true"]
-    bound = 0.1 * m["opfv_true"] + 2 * d["se"]
+    # within 10 % up to one s.e. of the paired difference (40 logs cannot resolve 10 %
+    # finer than that; one s.e., not two, so that a ratio of 1.6 does not pass on noise)
+    bound = 0.1 * m["opfv_true"] + d["se"]
     msg = f"MSE {m['value']:.4f} vs OPFV(true φ) {m['opfv_true']:.4f}, ratio {d['ratio']:.2f}"
     check("within_true", truth, d["diff"] <= bound, msg)
 

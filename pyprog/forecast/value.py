@@ -7,14 +7,16 @@ it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evalu
 1. **Per-round estimates** (:func:`pyprog.offpolicy.round_estimates`): doubly robust
    pseudo-outcomes Ŷ_i with a cross-fitted reward model (default), or importance
    sampling; each is an unbiased estimate of V_{t_i}(π_e), the value at its own time.
+   DR's direct term is pooled over every logged context (as OPFV's) unless the contexts
+   drift (``pool_contexts``; :mod:`pyprog.offpolicy.estimates`).
    With ``estimator="auto"`` both DR and IS are computed and the one whose chosen model
    predicts held-out stretches of the log better (lower cross-validation error: both
    estimate the same V_t, so the lower error is the lower noise) is used.
 2. **A forecaster in time** (:mod:`pyprog.offpolicy.time_selection`): the rounds are
    gathered into one-day bins, and a model of :mod:`pyprog.offpolicy.time_models` (the
    constant, a trend, a persistent step, a yearly season or blocks of the year, each with
-   or without the day of the week) is chosen by blocked cross-validation in time with the
-   one-SE rule, then evaluated at the target.
+   or without the day of the week) is chosen by blocked cross-validation in time behind a
+   drift gate, then evaluated at the target.
 3. **An interval** from a wild bootstrap that repeats the choice in every draw. By the
    orthogonality of cross-fitted DR (Chernozhukov et al. 2018), the reward model's
    fitting error enters the estimate only at second order, so the pseudo-outcomes' own
@@ -296,6 +298,7 @@ def forecast_value(
     models=None,
     reward_model=None,
     time_feature="auto",
+    pool_contexts="auto",
     bin_width: float = 1.0,
     max_horizon: float | None = None,
     alpha: float | None = 0.1,
@@ -341,6 +344,12 @@ def forecast_value(
         and the day of the week, as far as the log's span allows
         (:func:`pyprog.offpolicy.time_selection.default_reward_time_model`); or a time
         feature (``PeriodBlocks(365.25, 12)``), a TimeModel, or None (q̂(x, a)).
+    pool_contexts : "auto", bool
+        DR's and DM's direct term averaged over every logged context (as OPFV's), not
+        round i's own. "auto" (default): pooled when the reward model is affine in its
+        inputs (the default is) and the contexts' part of the direct term does not drift
+        (the drift gate of the choice finds no model better than the constant); the
+        result's ``estimator`` then reads "dr-pooled".
     bin_width : float
         Days per bin (default 1); use less for patterns within a day.
     max_horizon : float, optional
@@ -421,6 +430,14 @@ def forecast_value(
     name = estimator.lower() if isinstance(estimator, str) else None
     if name not in ("auto", "dr", "is", "ips", "ipw", "snis", "snipw", "dm"):
         raise ValueError(f"estimator must be 'auto', 'dr', 'is', 'snis' or 'dm'; got {estimator!r}")
+    affine = getattr(reward_model, "affine_features", reward_model is None)
+    if not (isinstance(pool_contexts, (bool, np.bool_)) or pool_contexts == "auto"):
+        raise ValueError(f"pool_contexts must be 'auto', True or False; got {pool_contexts!r}")
+    if pool_contexts is True and reward_model is not None and not affine:
+        raise ValueError(
+            f"pool_contexts=True needs a reward model affine in its inputs (marked "
+            f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
+        )
     if alpha is not None and not (
         isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
     ):
@@ -468,13 +485,18 @@ def forecast_value(
         at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
         varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
 
-    def estimates(kind: str, dist: np.ndarray) -> np.ndarray:
-        est = round_estimates(
-            rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore, dist,
-            estimator=kind, reward_model=reward_model, time_feature=time_feature,
-            n_actions=n_actions, random_state=random_state,
-        )  # fmt: skip
-        return est.values
+    def estimates(kind: str, dist: np.ndarray) -> tuple[str, np.ndarray]:
+        """(label, per-round values): pooled ("dr-pooled") when allowed and the contexts hold."""
+        pool = kind in ("dr", "dm") and pool_contexts is not False and bool(affine)
+        while True:
+            est = round_estimates(
+                rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore,
+                dist, estimator=kind, reward_model=reward_model, time_feature=time_feature,
+                n_actions=n_actions, pool_contexts=pool, random_state=random_state,
+            )  # fmt: skip
+            if not (pool and pool_contexts == "auto") or not _contexts_drift(est, bin_width):
+                return (kind + "-pooled" if pool else kind), est.values
+            pool = False  # the contexts drift: each round's own context
 
     if isinstance(time_feature, str) and time_feature == "auto":
         time_feature = default_reward_time_model(t_first, t_last)
@@ -530,10 +552,27 @@ def forecast_value(
         out = []
         for g in goals:
             dist = policy_at(g)
-            out.append(forecast([g], {k: estimates(k, dist) for k in kinds})[0])
+            out.append(forecast([g], dict(estimates(k, dist) for k in kinds))[0])
     else:
-        out = forecast(goals, {k: estimates(k, at_log) for k in kinds})
+        out = forecast(goals, dict(estimates(k, at_log) for k in kinds))
     return out if many else out[0]
+
+
+def _contexts_drift(est, bin_width: float) -> bool:
+    """Whether the direct term's context part drifts in time (then pooling would bias).
+
+    The same choice as the value's, without an interval, on the bins' means of
+    Σ_a π_e(a|x_i) q̂(x_i, 0, a): a drift when the gate lets a model other than the
+    constant through (or when the log is too short to tell).
+    """
+    part = bin_estimates(est.context_part, est.times, bin_width)
+    try:
+        choice = choose_time_model(
+            part, lambda model: model.design(np.array([part.span[1]]), *part.span), alpha=None
+        )
+    except ValueError:
+        return True
+    return choice.models[0] != "const"
 
 
 def _policy_time(goal: tuple) -> float:

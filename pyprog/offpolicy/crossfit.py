@@ -92,6 +92,47 @@ class CrossFit:
             out[test] = predict_all(model, z[test], n_actions, k, n_folds)
         return out
 
+    def pooled_direct(self, context: np.ndarray, k_time: int, pi: np.ndarray):
+        """The direct term averaged over every logged context, at each round's own time.
+
+        D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂_k(i)(x_j, φ(t_i), a), with k(i) round i's fold.
+        For a model affine in its inputs z = [x, τ] (τ the last ``k_time`` columns) for each
+        action, 1/n Σ_j π_ja q̂(z_j, a) = p̄_a q̂(z̄_a, a) with p̄_a = mean_j π_ja and z̄_a the
+        π_·a-weighted mean input, and q̂([x̄_a, τ_i], a) = q̂([x_i, τ_i], a) − q̂([x_i, 0], a)
+        + q̂([x̄_a, 0], a): so n + K·A predictions, not n² (O(n) time and memory).
+
+        Parameters
+        ----------
+        context : numpy.ndarray, shape (n, d)
+        k_time : int
+            The number of time columns at the end of the model's inputs.
+        pi : numpy.ndarray, shape (n, A)
+            π_e at each round.
+
+        Returns
+        -------
+        pooled : numpy.ndarray, shape (n,)
+            D̄_i.
+        own : numpy.ndarray, shape (n,)
+            Σ_a π_ia q̂_k(i)(x_i, 0, a), the direct term's part that moves with the context
+            (its drift in time is what pooling assumes away).
+        """
+        n, n_actions = self.q_hat.shape
+        n_folds = len(self.models)
+        p_bar = pi.mean(axis=0)  # (A,)
+        mass = np.where(p_bar > 0, n * p_bar, 1.0)
+        x_bar = pi.T @ context / mass[:, None]  # (A, d): x̄_a
+        z_bar = np.concatenate([x_bar, np.zeros((n_actions, k_time))], axis=1)
+        pooled, own = np.empty(n), np.empty(n)
+        for k, model in enumerate(self.models):  # one fold at a time: memory n/K · (d + k)
+            test = np.flatnonzero(self.fold == k)
+            z0 = np.concatenate([context[test], np.zeros((test.size, k_time))], axis=1)
+            q0 = predict_all(model, z0, n_actions, k, n_folds)  # q̂(x_i, 0, ·)
+            at_mean = predict_all(model, z_bar, n_actions, k, n_folds)  # (A, A)
+            pooled[test] = (self.q_hat[test] - q0) @ p_bar + p_bar @ np.diag(at_mean)
+            own[test] = (pi[test] * q0).sum(axis=1)
+        return pooled, own
+
 
 def _name(model) -> str:
     return type(model).__name__

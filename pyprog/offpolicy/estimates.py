@@ -18,6 +18,18 @@ pseudo-outcome Ŷ_i whose mean over the rounds is the usual estimator:
   i) it is unbiased for V_{t_i}(π_e) whatever q̂, and its variance is lower than IS's when
   q̂ is close to q.
 
+**Pooled direct term** (``pool_contexts=True``, for "dm" and "dr"): the direct term of
+round i averages q̂ at round i's time over *every* logged context, as OPFV's does,
+D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂(x_j, φ(t_i), a), in place of round i's own context. Its
+noise from the spread of contexts then shrinks by the ratio of all rounds to the rounds a
+forecaster averages at one time (1/8 of them for a block of the year): a fifth of the
+forecast's MSE on our year of 8 blocks, a third on the day of the week. The price: q̂'s
+error at x_i no longer cancels between round i's two terms, so the mean over the whole
+log (nothing to pool across) is slightly noisier, 1.07× DR's MSE on stationary logs.
+Ŷ_i stays unbiased for V_{t_i}(π_e) when the contexts' distribution does not drift in
+time, OPFV's own assumption; :func:`pyprog.forecast_value` checks that with
+:attr:`RoundEstimates.context_part` before it pools.
+
 Every Ŷ_i is an estimate of the value at its own time t_i, so a forecaster linear in them
 (f = Σ ζ_i Ŷ_i, :mod:`pyprog.forecast`) can use them as it uses per-episode IS estimates;
 the weights w_i are returned for weighted fits. q̂ sees the context, the time feature φ(t)
@@ -67,6 +79,10 @@ class RoundEstimates:
         The cross-fitted q̂(x_i, φ(t_i), ·) ("dm", "dr").
     fold : numpy.ndarray of shape (n,), or None
         Each round's cross-fitting fold ("dm", "dr").
+    context_part : numpy.ndarray of shape (n,), or None
+        With ``pool_contexts``: Σ_a π_e(a|x_i) q̂(x_i, 0, a), the part of the direct term
+        that moves with the context; a drift of its mean in time is a drift of the contexts
+        that pooling does not follow.
     """
 
     values: np.ndarray
@@ -75,6 +91,7 @@ class RoundEstimates:
     estimator: str
     q_hat: np.ndarray | None = None
     fold: np.ndarray | None = None
+    context_part: np.ndarray | None = None
 
     @property
     def value(self) -> float:
@@ -122,6 +139,7 @@ def round_estimates(
     folds: str = "random",
     groups=None,
     n_actions: int | None = None,
+    pool_contexts: bool = False,
     random_state=None,
 ) -> RoundEstimates:
     """Per-round IS, self-normalised IS, direct-method or doubly robust estimates.
@@ -154,6 +172,10 @@ def round_estimates(
         For "snis": normalise the weights within each group (e.g. day or week bins).
     n_actions : int, optional
         A; required when ``action_dist`` is a callable, else its number of columns.
+    pool_contexts : bool
+        For "dm" and "dr": average the direct term over every logged context at each
+        round's time, as OPFV does (see the module docstring). Needs a reward model affine
+        in its inputs (``affine_features = True``, as the default's).
     random_state : None, int or numpy.random.Generator
         The random folds.
 
@@ -177,6 +199,8 @@ def round_estimates(
     name = ESTIMATORS.get(estimator) if isinstance(estimator, str) else None
     if name is None:
         raise ValueError(f"estimator must be one of {sorted(ESTIMATORS)}; got {estimator!r}")
+    if not isinstance(pool_contexts, (bool, np.bool_)):
+        raise ValueError(f"pool_contexts must be True or False; got {pool_contexts!r}")
     if callable(action_dist):
         if n_actions is None:
             raise ValueError(
@@ -209,8 +233,14 @@ def round_estimates(
     t0, t1 = float(log.times.min()), float(log.times.max())
     if time_feature is not None and not isinstance(time_feature, TimeModel):
         check_time_feature("time_feature", time_feature)
+    if pool_contexts and not getattr(reward_model, "affine_features", reward_model is None):
+        raise ValueError(
+            f"pool_contexts=True needs a reward model affine in its inputs (one marked "
+            f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
+        )
+    tau = _time_inputs(time_feature, log.times, t0, t1)
     fit = cross_fit(
-        reward_features(log.context, _time_inputs(time_feature, log.times, t0, t1)),
+        reward_features(log.context, tau),
         log.times,
         log.action,
         log.reward,
@@ -220,9 +250,13 @@ def round_estimates(
         folds=folds,
         random_state=random_state,
     )
-    dm = (pi * fit.q_hat).sum(axis=1)  # Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)
+    own = None
+    if pool_contexts:  # D̄(t_i): every logged context at round i's time
+        dm, own = fit.pooled_direct(log.context, 0 if tau is None else tau.shape[1], pi)
+    else:
+        dm = (pi * fit.q_hat).sum(axis=1)  # Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)
     if name == "dm":
         values = dm
     else:
         values = w * (log.reward - fit.q_hat[rows, log.action]) + dm
-    return RoundEstimates(values, w, log.times, name, fit.q_hat, fit.fold)
+    return RoundEstimates(values, w, log.times, name, fit.q_hat, fit.fold, own)

@@ -73,6 +73,10 @@ class ActionRidge:
     array([[0., 1., 0.]])
     """
 
+    #: q̂(z, a) is affine in z for each action, so the direct term's mean over many contexts
+    #: is q̂ at their mean (:meth:`pyprog.offpolicy.crossfit.CrossFit.pooled_direct`).
+    affine_features = True
+
     def __init__(self, n_actions: int, alphas=None) -> None:
         if (
             isinstance(n_actions, bool)

@@ -23,6 +23,16 @@ Three steps then make the choice:
   some 40 candidates, the best of them often beats the constant by one s.e. on a
   stationary log (7 of 60 logs of 2,000 rounds in our Monte Carlo); a spurious trend
   extrapolated a year ahead then costs more than all the precision the choice can gain.
+  The gate also asks the same question with **interleaved folds** (every K-th bin, so
+  every fold spans the year) and lets drift through when either says so: whether the
+  value moves at all is a question about the log's course, and contiguous stretches are
+  unfair to blocks of the year (a held-out stretch takes most of a block with it, so the
+  block's level is predicted from a few days). On 60 logs of 2,000 rounds with 8 blocks of
+  the year, the constant was kept in 22 logs with contiguous folds alone and in 4 with
+  both (MSE 0.047 → 0.020); steps, trends and stationary logs were unchanged. The choice
+  among drifting models stays with contiguous stretches: interleaved folds let 16 blocks
+  of the year mimic a step, whose level then "returns" next year (MSE 0.0035 → 0.040 on a
+  step at 0.6 of the year, 10,000 rounds).
 * **The plausible set:** the candidates within ``n_se`` = 1 s.e. of the best score (the
   one-SE rule's set, Breiman et al. 1984).
 * **The lowest estimated error at the target** among them, by Claeskens & Hjort's
@@ -221,12 +231,18 @@ class _Candidate:
         return self.p + sum(isinstance(term, Step) for term in self.model.terms)
 
 
-def _stretches(m: int, n_folds: int) -> list[slice]:
+FOLDS = ("blocked", "interleaved")
+
+
+def _stretches(m: int, n_folds: int, kind: str = "blocked") -> list:
+    """The K folds of m time-ordered bins: contiguous stretches, or every K-th bin."""
+    if kind == "interleaved":
+        return [np.arange(k, m, n_folds) for k in range(n_folds)]
     edges = (np.arange(n_folds + 1) * m) // n_folds
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
 
-def _candidate(model: TimeModel, binned: Binned, folds: list[slice]) -> _Candidate | None:
+def _candidate(model: TimeModel, binned: Binned, folds: list) -> _Candidate | None:
     t0, t1 = binned.span
     sw = np.sqrt(binned.count)
     X = model.design(binned.times, t0, t1)
@@ -251,7 +267,7 @@ def _candidate(model: TimeModel, binned: Binned, folds: list[slice]) -> _Candida
     return _Candidate(model, q, r, scale, press)
 
 
-def _cv_losses(cand: _Candidate, yw: np.ndarray, folds: list[slice]) -> np.ndarray:
+def _cv_losses(cand: _Candidate, yw: np.ndarray, folds: list) -> np.ndarray:
     """Held-out squared errors (weighted) per bin, for columns of yw: (m,) or (m, B)."""
     resid = yw - cand.q @ (cand.q.T @ yw)
     out = np.empty_like(resid)
@@ -260,13 +276,13 @@ def _cv_losses(cand: _Candidate, yw: np.ndarray, folds: list[slice]) -> np.ndarr
     return out**2
 
 
-def _plausible(
-    losses: np.ndarray, total: float, n_se: float, gate: float | None = None, const: int = -1
-):
+def _plausible(losses, total: float, n_se: float, gate=None, const: int = -1, gate_losses=None):
     """Scores (C, B), the best (B,) and the plausible set (C, B) from losses (C, m, B).
 
     A candidate is plausible when its score is within ``n_se`` standard errors of the
-    best's, the s.e. of the mean per-bin difference of their losses.
+    best's, the s.e. of the mean per-bin difference of their losses. The gate keeps the
+    constant unless the best beats it by ``gate`` s.e. under these losses or under
+    ``gate_losses`` (the same candidates' losses on a second fold layout), when given.
     """
     scores = losses.sum(axis=1) / total
     best = np.argmin(scores, axis=0)
@@ -278,6 +294,12 @@ def _plausible(
     ok[best, cols] = True
     if gate is not None and const >= 0:  # no drift unless the best beats the constant clearly
         still = scores[const] <= scores[best, cols] + gate * se[const]
+        if gate_losses is not None:
+            g_scores = gate_losses.sum(axis=1) / total
+            g_best = np.argmin(g_scores, axis=0)
+            g_diff = gate_losses[const] - gate_losses[g_best, :, cols].T
+            g_se = g_diff.std(axis=0, ddof=1) * math.sqrt(m) / total
+            still &= g_scores[const] <= g_scores[g_best, cols] + gate * g_se
         ok[:, still] = False
         ok[const, still] = True
     return scores, best, ok
@@ -353,6 +375,8 @@ def choose_time_model(
     rule: str = "mse",
     gate: float | None = 2.0,
     world: str = "both",
+    folds: str = "blocked",
+    gate_folds: str | None = "interleaved",
     random_state=None,
 ) -> TimeChoice:
     """Choose a model by blocked CV, forecast the targets, bootstrap the interval.
@@ -381,6 +405,14 @@ def choose_time_model(
         (default 2); None: no gate.
     world : {"both", "best", "chosen"}
         The bootstrap world(s); "both": the interval is the hull of the two.
+    folds : {"blocked", "interleaved"}
+        The folds that score the candidates: K stretches contiguous in time (default), or
+        every K-th bin ("interleaved": judges the fit within the log, not a backtest; it
+        cannot tell a step from blocks of the year that mimic it).
+    gate_folds : {"interleaved", "blocked"} or None
+        A second fold layout for the drift gate: drift passes when the best model beats
+        the constant by ``gate`` s.e. under ``folds`` *or* under ``gate_folds`` (default
+        "interleaved"); None: ``folds`` only.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -417,6 +449,10 @@ def choose_time_model(
         raise ValueError(f"rule must be 'mse' or 'simplest'; got {rule!r}")
     if world not in ("both", "best", "chosen"):
         raise ValueError(f"world must be 'both', 'best' or 'chosen'; got {world!r}")
+    if folds not in FOLDS:
+        raise ValueError(f"folds must be one of {FOLDS}; got {folds!r}")
+    if gate_folds is not None and gate_folds not in FOLDS:
+        raise ValueError(f"gate_folds must be None or one of {FOLDS}; got {gate_folds!r}")
     real = isinstance(gate, numbers.Real) and not isinstance(gate, bool)
     if gate is not None and (not real or not math.isfinite(gate) or gate < 0):
         raise ValueError(f"gate must be None or a finite number >= 0; got {gate!r}")
@@ -432,8 +468,13 @@ def choose_time_model(
     t0, t1 = binned.span
     if models is None:
         models = default_time_models(t0, t1)
-    folds = _stretches(binned.m, int(n_folds))
+    k_folds, second = int(n_folds), gate_folds not in (None, folds)
+    gate_folds = _stretches(binned.m, k_folds, gate_folds) if second else None
+    folds = _stretches(binned.m, k_folds, folds)
     cands = [c for c in (_candidate(mdl, binned, folds) for mdl in models) if c is not None]
+    gcands = [_candidate(c.model, binned, gate_folds) for c in cands] if second else None
+    if gcands is not None and any(g is None for g in gcands):
+        gcands = None  # a candidate the second layout cannot score: the first layout alone
     if not cands:
         raise ValueError(
             f"no candidate model can be fit and cross-validated on {binned.m} bins "
@@ -445,7 +486,10 @@ def choose_time_model(
     sizes = np.array([c.size for c in cands])
     losses = np.stack([_cv_losses(c, yw, folds) for c in cands])  # (C, m)
     const = next((i for i, c in enumerate(cands) if not c.model.terms), -1)
-    score_1, best_1, ok_1 = _plausible(losses[:, :, None], total, n_se, gate, const)
+    g_losses = None
+    if gcands is not None:
+        g_losses = np.stack([_cv_losses(c, yw, gate_folds) for c in gcands])[:, :, None]
+    score_1, best_1, ok_1 = _plausible(losses[:, :, None], total, n_se, gate, const, g_losses)
     best = int(best_1[0])
     scores = {c.model.name: float(v) for c, v in zip(cands, score_1[:, 0], strict=True)}
 
@@ -477,6 +521,7 @@ def choose_time_model(
             err = np.concatenate([  # in chunks of draws: memory C·m·DRAW_CHUNK, not C·m·B
                 _draw_errors(
                     cands, w, yw, sw, signs[:, b : b + DRAW_CHUNK], folds, total, n_se, gate,
+                    (gcands, gate_folds),
                     const, rule, key[:, rows], zetas[:, rows], v,
                 )
                 for b in range(0, signs.shape[1], DRAW_CHUNK)
@@ -498,7 +543,8 @@ def choose_time_model(
     )
 
 
-def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, const, rule, key, zetas, v):
+def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, const, rule, key,
+                 zetas, v):  # fmt: skip
     """The choice repeated in wild-bootstrap draws from world model ``w``: errors (k, B)."""
     world = cands[w]
     fit_w = _fitted(world, yw)  # √n ŷ
@@ -506,7 +552,10 @@ def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, const, rule,
     xi = (yw - fit_w) / np.sqrt(np.maximum(1.0 - hw, 1e-12))
     ys_w = fit_w[:, None] + xi[:, None] * signs  # (m, B), weighted scale
     draw_losses = np.stack([_cv_losses(c, ys_w, folds) for c in cands])  # (C, m, B)
-    d_scores, d_best, d_ok = _plausible(draw_losses, total, n_se, gate, const)
+    g_losses = None
+    if second[0] is not None:  # the gate's second fold layout: (candidates, folds)
+        g_losses = np.stack([_cv_losses(c, ys_w, second[1]) for c in second[0]])
+    d_scores, d_best, d_ok = _plausible(draw_losses, total, n_se, gate, const, g_losses)
     ys = ys_w / sw[:, None]
     key_b = _mse_key(zetas, ys, v, d_best) if rule == "mse" else key
     picks = _pick(d_ok, d_scores, key_b)  # (k, B)

@@ -98,8 +98,9 @@ class CrossFit:
         D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂_k(i)(x_j, φ(t_i), a), with k(i) round i's fold.
         For a model affine in its inputs z = [x, τ] (τ the last ``k_time`` columns) for each
         action, 1/n Σ_j π_ja q̂(z_j, a) = p̄_a q̂(z̄_a, a) with p̄_a = mean_j π_ja and z̄_a the
-        π_·a-weighted mean input, and q̂([x̄_a, τ_i], a) = q̂([x_i, τ_i], a) − q̂([x_i, 0], a)
-        + q̂([x̄_a, 0], a): so n + K·A predictions, not n² (O(n) time and memory).
+        mean input weighted by π_ja over j, and q̂([x̄_a, τ_i], a) = q̂([x_i, τ_i], a) −
+        q̂([x_i, 0], a) + q̂([x̄_a, 0], a): so n + K·A predictions, not n² (O(n) time and
+        memory).
 
         Parameters
         ----------

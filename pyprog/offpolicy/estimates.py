@@ -175,7 +175,9 @@ def round_estimates(
     pool_contexts : bool
         For "dm" and "dr": average the direct term over every logged context at each
         round's time, as OPFV does (see the module docstring). Needs a reward model affine
-        in its inputs (``affine_features = True``, as the default's).
+        in its inputs (``affine_features = True``, as the default's). Each context enters
+        with its own row of π_e, so a policy that changes within the log is averaged over
+        the log's times: evaluate it at one time (as ``forecast_value`` does) to pool.
     random_state : None, int or numpy.random.Generator
         The random folds.
 

@@ -35,16 +35,10 @@ WIDTH_BEFORE = {
 #: No cell may cover less than this.
 FLOOR = 0.70
 #: Cells measured below 0.85 (name, δ, estimator): coverage at REPS = 200, seed 0
-#: (``python tests/fixed_truth_montecarlo.py 200 0``; README). The period-600 sinusoid near
-#: its turning points as the log ends, where the best straight line's forecast is off by
-#: about 2 of its standard errors while even a test that knew the shape would tell the two
-#: apart in under 40 % of logs (docs/guides/auto-evidence.md).
+#: (``python tests/fixed_truth_montecarlo.py 200 0``; README). The period-600 sinusoid
+#: falling through its mean as the log ends, δ = 10, NIS: the mean is chosen there in most
+#: logs (0.840, within one s.e. of the bar).
 MISSES: dict[tuple[str, int, str], float] = {
-    ("sin P=600 end phase 2/8", 10, "nwis"): 0.805,
-    ("sin P=600 end phase 6/8", 10, "nis"): 0.810,
-    ("sin P=600 end phase 6/8", 10, "nwis"): 0.810,
-    ("sin P=600 end phase 6/8", 1, "nis"): 0.815,
-    ("sin P=600 end phase 6/8", 1, "nwis"): 0.830,
     ("sin P=600 end phase 4/8", 10, "nis"): 0.840,
 }
 

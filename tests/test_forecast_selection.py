@@ -25,7 +25,10 @@ from pyprog.forecast.forecasters import (
     parse_forecaster,
 )
 from pyprog.forecast.post_selection import (
+    BEND_NONCENTRALITY,
     backtest_mse,
+    bend_allowance,
+    extrapolates_drift,
     forecast_weights,
     noise_variance,
     periodic_misfit,
@@ -314,6 +317,70 @@ class TestPeriodicMisfit:
         monkeypatch.setattr("pyprog.forecast.post_selection.periodic_misfit", lambda u: 0.0)
         without = coverage()
         assert with_misfit >= 0.85 and without < with_misfit - 0.05, (with_misfit, without)
+
+
+class TestBendAllowance:
+    """A global model that extrapolates a drift is allowed the bias of a bend the log cannot
+    reveal (Baarda's minimal detectable bias, propagated to the forecast)."""
+
+    def test_it_is_the_bias_of_the_bend_at_the_detection_limit(self):
+        # brute force: scale the bend until its unfitted part has noncentrality c0 under
+        # the residuals' noise, then read the line's forecast bias off it
+        n, delta = 300, 10
+        line = parse_forecaster("linear")
+        u = np.random.default_rng(1).normal(0.0, 0.8, n)
+        t = np.arange(1, n + delta + 1.0)
+        g = ((t - n) / n) ** 2
+        X = np.c_[np.ones(n), t[:n]]
+        r = g[:n] - X @ np.linalg.lstsq(X, g[:n], rcond=None)[0]
+        kappa = math.sqrt(BEND_NONCENTRALITY * noise_variance(u) / (r @ r))
+        Xs = np.c_[np.ones(delta), t[n:]]
+        fit = np.linalg.lstsq(X, kappa * g[:n], rcond=None)[0]
+        bias = abs((Xs @ fit).mean() - kappa * g[n:].mean())
+        zeta = line.weights(n, delta)
+        assert bend_allowance(line, zeta, u, np.ones(n), delta) == pytest.approx(bias, rel=1e-6)
+        # the noise's scale, and nothing else of the residuals, sets it
+        twice = bend_allowance(line, zeta, 2 * u, np.ones(n), delta)
+        assert twice == pytest.approx(2 * bias, rel=1e-6)
+
+    def test_a_model_that_fits_the_bend_gets_none(self):
+        cubic = parse_forecaster("poly(d=3)")
+        u = np.random.default_rng(0).normal(size=300)
+        assert bend_allowance(cubic, cubic.weights(300, 5), u, np.ones(300), 5) == 0.0
+        line = parse_forecaster("linear")
+        assert bend_allowance(line, line.weights(300, 5), np.zeros(300), np.ones(300), 5) == 0.0
+
+    def test_the_drift_check_holds_its_level_on_stationary_logs(self):
+        # a line's forecast against the mean on 1000 white logs: two-sided 1 %; a
+        # binomial(1000, 0.01) exceeds 22 with probability < 1e-3
+        zeta, w = parse_forecaster("linear").weights(300, 5), np.ones(300)
+        fired = sum(
+            extrapolates_drift(zeta, np.random.default_rng(s).normal(0.0, 1.2, 300), w)
+            for s in range(1000)
+        )
+        assert fired <= 22, fired
+        # the mean itself never extrapolates
+        mean = parse_forecaster("fourier(d=1)").weights(300, 5)
+        assert not extrapolates_drift(mean, np.linspace(-5, 5, 300), w)
+
+    def test_it_lifts_a_turning_point(self, monkeypatch):
+        # issue 32: the period-600 sinusoid at its trough as the log ends, δ = 1, NIS; 80
+        # logs at nominal 90 %, with and without the allowance (0.815 without over 200 logs)
+        from fixed_truth_montecarlo import TRUTHS, simulate
+
+        def coverage():
+            rng = np.random.default_rng(600)
+            hits = 0
+            for s in range(80):
+                J, _, _, truth = simulate(rng, TRUTHS["sin P=600 end phase 6/8"], 1)
+                f = nis_forecast(J, 1, "auto", alpha=0.1, n_boot=300, seed=s)
+                hits += f.low <= truth <= f.high
+            return hits / 80
+
+        with_bend = coverage()
+        monkeypatch.setattr("pyprog.forecast.post_selection.bend_allowance", lambda *args: 0.0)
+        without = coverage()
+        assert with_bend >= 0.9 and without < with_bend - 0.08, (with_bend, without)
 
 
 class TestPlausibleSet:

@@ -27,11 +27,17 @@ from selection_montecarlo import SHAPES, run
 REPS = 200
 #: Seed of the simulated logs (the README table's; the method was chosen on seed 1).
 SEED = 2
-#: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.99] (README): the
-#: smooth step's NIS, 1.000 (a step in the later half inflates the backtests' misfit
-#: estimate, which then widens the interval after the log has settled).
+#: (shape, estimator) pairs whose coverage was measured outside [0.85, 0.99] (forecast
+#: guide, "Averaged over random phases"), all above it: the smooth step's, NIS 1.000 and
+#: NWIS 0.995 (a step in the later half inflates the backtests' misfit estimate, which then
+#: widens the interval after the log has settled); the period-60 sinusoid's, 1.000 both
+#: (the mean is chosen, and the periodic misfit makes the interval reach the sinusoid's
+#: whole swing, which it must to cover at every phase: ``test_fixed_truth_mc.py``).
 COVERAGE_MISSES: set[tuple[str, str]] = {
     ("smooth step", "nis"),
+    ("smooth step", "nwis"),
+    ("short sinusoid (period 60)", "nis"),
+    ("short sinusoid (period 60)", "nwis"),
 }
 #: (shape, estimator) pairs whose RMSE was measured above 1.25× the best fixed candidate's.
 RMSE_MISSES: set[tuple[str, str]] = {

@@ -190,10 +190,10 @@ def bend_allowance(fc: BasisForecaster, zc, u, ws, delta: int) -> float:
     """The forecast bias of the largest bend at the log's end that the log cannot reveal.
 
     Why. A straight line through half a period of a slow drift fits the log as well as the
-    curve does, yet near a turning point its forecast is off by about 2 of its own standard
+    curve does, yet near a turning point its forecast is off by 1.3–1.5 of its own standard
     errors (issue 32: the period-600 sinusoid at the end phases 2/8 and 6/8), and no test
-    tells the two apart: one that knew the truth's shape would reject the line in under 40 %
-    of logs. The backtests cannot see this bias either, so it is bounded instead, as
+    tells the two apart: one that knew the truth's shape would reject the line in about a
+    quarter of logs. The backtests cannot see this bias either, so it is bounded instead, as
     geodesy bounds an undetected model error by its *minimal detectable bias* (Baarda 1968,
     *A testing procedure for use in geodetic networks*): the bend
     ``g(t) = ((t − n)/n)²``, ``t = 1..n+δ``, biases the forecast by
@@ -437,7 +437,7 @@ def selected_interval(
     forecast departs from the log's mean (:func:`extrapolates_drift`) also gets the bias of
     the largest bend at the log's end that no test could see (:func:`bend_allowance`),
     added the same way: near a drift's turning point a line passes every check and still
-    misses by two of its standard errors. Every backtest and
+    misses by 1.3–1.5 of its standard errors. Every backtest and
     final forecast is linear in y (the ratios fixed), so a replicate costs a matrix product
     with the stacked forecast weights, not a refit.
 

@@ -266,6 +266,20 @@ class TestNoiseEstimate:
         assert backtest_mse(np.zeros(0), np.zeros(0), 1.0) == 0.0
 
 
+def _fixed_truth_coverage(name: str, seed: int, logs: int = 80) -> float:
+    """Coverage of the default NIS auto interval (nominal 90 %) on ``logs`` logs of one
+    fixed truth of ``fixed_truth_montecarlo``'s grid, δ = 1."""
+    from fixed_truth_montecarlo import TRUTHS, simulate
+
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for s in range(logs):
+        J, _, _, truth = simulate(rng, TRUTHS[name], 1)
+        f = nis_forecast(J, 1, "auto", alpha=0.1, n_boot=300, seed=s)
+        hits += f.low <= truth <= f.high
+    return hits / logs
+
+
 class TestPeriodicMisfit:
     """A periodic drift that the chosen model misses is found in its residuals' periodogram."""
 
@@ -301,21 +315,10 @@ class TestPeriodicMisfit:
     def test_it_lifts_the_worst_fixed_truth(self, monkeypatch):
         # issue 32's worst cell (a period-60 sinusoid just before its steepest point, δ = 1,
         # NIS): 80 logs at nominal 90 %, with and without the periodic misfit; measured
-        # 0.78 without it and 0.90 with it over 200 logs (README)
-        from fixed_truth_montecarlo import TRUTHS, simulate
-
-        def coverage():
-            rng = np.random.default_rng(32)
-            hits = 0
-            for s in range(80):
-                J, _, _, truth = simulate(rng, TRUTHS["sin P=60 end phase 1/8"], 1)
-                f = nis_forecast(J, 1, "auto", alpha=0.1, n_boot=300, seed=s)
-                hits += f.low <= truth <= f.high
-            return hits / 80
-
-        with_misfit = coverage()
+        # 0.780 without it and 0.960 with it over the grid's 200 logs
+        with_misfit = _fixed_truth_coverage("sin P=60 end phase 1/8", 32)
         monkeypatch.setattr("pyprog.forecast.post_selection.periodic_misfit", lambda u: 0.0)
-        without = coverage()
+        without = _fixed_truth_coverage("sin P=60 end phase 1/8", 32)
         assert with_misfit >= 0.85 and without < with_misfit - 0.05, (with_misfit, without)
 
 
@@ -366,20 +369,9 @@ class TestBendAllowance:
     def test_it_lifts_a_turning_point(self, monkeypatch):
         # issue 32: the period-600 sinusoid at its trough as the log ends, δ = 1, NIS; 80
         # logs at nominal 90 %, with and without the allowance (0.815 without over 200 logs)
-        from fixed_truth_montecarlo import TRUTHS, simulate
-
-        def coverage():
-            rng = np.random.default_rng(600)
-            hits = 0
-            for s in range(80):
-                J, _, _, truth = simulate(rng, TRUTHS["sin P=600 end phase 6/8"], 1)
-                f = nis_forecast(J, 1, "auto", alpha=0.1, n_boot=300, seed=s)
-                hits += f.low <= truth <= f.high
-            return hits / 80
-
-        with_bend = coverage()
+        with_bend = _fixed_truth_coverage("sin P=600 end phase 6/8", 600)
         monkeypatch.setattr("pyprog.forecast.post_selection.bend_allowance", lambda *args: 0.0)
-        without = coverage()
+        without = _fixed_truth_coverage("sin P=600 end phase 6/8", 600)
         assert with_bend >= 0.9 and without < with_bend - 0.08, (with_bend, without)
 
 

@@ -48,6 +48,7 @@ API_MODULES = {
         "pyprog.forecast.forecasters",
         "pyprog.forecast.selection",
         "pyprog.forecast.post_selection",
+        "pyprog.forecast.misfit",
         "pyprog.forecast.backtests",
         "pyprog.forecast.blocks",
         "pyprog.forecast.intervals",

@@ -98,6 +98,38 @@ def cell(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1, n_
     return name, delta, out
 
 
+def misses(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1) -> dict:
+    """What the NIS logs of one cell that the interval misses look like (``cell``'s logs).
+
+    Per log: covered or not, whether :func:`~pyprog.forecast.misfit.trend_misfit` fires on
+    the overall mean's residuals, and ``z``, the log's projection on the true drift's shape
+    (less its mean, unit norm) in noise standard errors: how far a test that knew the shape
+    would see the drift. Returns the arrays and the counts the auto-evidence guide quotes.
+    """
+    from pyprog.forecast.misfit import noise_variance, trend_misfit
+
+    rng = np.random.default_rng([seed, delta, list(TRUTHS).index(name)])
+    shape = TRUTHS[name](np.arange(1, N + 1, dtype=np.float64))
+    shape = shape - shape.mean()
+    norm = float(np.linalg.norm(shape))
+    covered, fired, z = [], [], []
+    for r in range(reps):
+        J, _, _, truth = simulate(rng, TRUTHS[name], delta)
+        f = nis_forecast(J, delta, "auto", alpha=alpha, n_boot=300, seed=r)
+        covered.append(f.low <= truth <= f.high)
+        fired.append(trend_misfit(J - J.mean()) > 0)
+        z.append(float(shape @ J) / norm / math.sqrt(noise_variance(J)) if norm > 0 else 0.0)
+    covered, fired, z = np.array(covered), np.array(fired), np.array(z)
+    return {
+        "covered": covered,
+        "fired": fired,
+        "z": z,
+        "misses": int((~covered).sum()),
+        "misses_fired": int((~covered & fired).sum()),
+        "misses_seen_by_oracle": int((~covered & (z > 1.645)).sum()),
+    }
+
+
 def grid(reps: int, seed: int = 0, jobs: int = 1, names=None, deltas=DELTAS):
     """Every cell of the grid: ``{(name, delta, estimator): summary}``."""
     names = list(TRUTHS) if names is None else list(names)

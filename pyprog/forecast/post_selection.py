@@ -6,11 +6,13 @@ three things can be wrong with the chosen forecaster's forecast, and the interva
 
 * **noise and the selection's own variability**: a wild bootstrap in the chosen model's
   world that repeats the selection in every replicate;
-* **the chosen model's misfit**: its backtest errors, net of the targets' noise
-  (:func:`backtest_mse`, with the model-free :func:`noise_variance`), or, when it is larger,
-  the periodic structure its residuals still hold (:func:`periodic_misfit`); and, for a
-  global model that extrapolates a drift, the bias of a bend too small for the log to
-  reveal (:func:`bend_allowance`);
+* **the chosen model's misfit** (:mod:`pyprog.forecast.misfit`): its backtest errors, net
+  of the targets' noise (:func:`~pyprog.forecast.misfit.backtest_mse`, with the model-free
+  :func:`~pyprog.forecast.misfit.noise_variance`), or, when it is larger, the periodic or
+  slow structure its residuals still hold (:func:`~pyprog.forecast.misfit.periodic_misfit`,
+  :func:`~pyprog.forecast.misfit.trend_misfit`); and, for a global model that extrapolates
+  a drift, the bias of a bend too small for the log to reveal
+  (:func:`~pyprog.forecast.misfit.bend_allowance`);
 * **which model**: the candidates the backtests cannot reject
   (:attr:`~pyprog.forecast.selection.Selection.plausible`) forecast other values; the
   interval reaches out to them, net of noise (:func:`plausible_deviations`).
@@ -32,6 +34,14 @@ from pyprog.forecast.backtests import target_sums
 from pyprog.forecast.blocks import BootstrapBacktests
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
 from pyprog.forecast.intervals import chunk_rows, power_of_two, rademacher_chunks
+from pyprog.forecast.misfit import (
+    backtest_mse,
+    bend_allowance,
+    extrapolates_drift,
+    noise_variance,
+    periodic_misfit,
+    trend_misfit,
+)
 from pyprog.forecast.selection import (
     SE_RULE,
     Selection,
@@ -41,216 +51,10 @@ from pyprog.forecast.selection import (
 )
 
 __all__ = [
-    "backtest_mse",
-    "bend_allowance",
-    "extrapolates_drift",
     "forecast_weights",
-    "noise_variance",
-    "periodic_misfit",
     "plausible_deviations",
     "selected_interval",
 ]
-
-
-def noise_variance(y, weights=None) -> float:
-    """Model-free noise variance: ``(2/3)·mean ẽ²``, ``ẽ_i = y_i − (y_{i−1} + y_{i+1})/2``.
-
-    Gasser, Sroka & Jennen-Steinmetz (1986, *Biometrika* 73:625–633; cf. Rice 1984): the
-    pseudo-residuals drop a smooth drift whatever model is fitted (the chosen fit's residuals
-    also hold its misfit). With weights w (NWIS's λ), the target ``Σw²σ²/Σw²`` is estimated by
-    ``Σ w_i² ẽ_i² / Σ w_i² − σ̄²/2``, the neighbours' share removed with the unweighted σ̄².
-    Returns a float ``>= 0`` (0 for fewer than three episodes or no weight).
-
-    Examples
-    --------
-    >>> y = np.random.default_rng(0).normal(0.0, 2.0, 5000) + np.linspace(0, 5, 5000)
-    >>> round(noise_variance(y), 1)
-    4.0
-    """
-    y = np.asarray(y, dtype=np.float64)
-    if len(y) < 3:
-        return 0.0
-    e2 = (y[1:-1] - 0.5 * (y[:-2] + y[2:])) ** 2
-    plain = 2.0 / 3.0 * float(np.mean(e2))
-    if weights is None:
-        return plain if math.isfinite(plain) else 0.0
-    w2 = np.asarray(weights, dtype=np.float64)[1:-1] ** 2
-    total = float(w2.sum())
-    if not (total > 0 and math.isfinite(total)):
-        return 0.0
-    value = float(w2 @ e2) / total - 0.5 * plain
-    return max(0.0, value) if math.isfinite(value) else 0.0
-
-
-def backtest_mse(errors, noise_factor, s2: float) -> float:
-    """Forecast MSE net of the targets' noise: ``max(0, mean ē² − s²·mean(Σw²/(Σw)²))``.
-
-    Examples
-    --------
-    >>> backtest_mse(np.array([1.0, -1.0]), np.array([0.2, 0.2]), 2.0)
-    0.6
-    """
-    e = np.asarray(errors, dtype=np.float64)
-    if len(e) == 0:
-        return 0.0
-    value = float(np.mean(e**2)) - s2 * float(np.mean(noise_factor))
-    return max(0.0, value) if math.isfinite(value) else 0.0
-
-
-#: Level of :func:`periodic_misfit`'s detection: under a right model (white residuals) it
-#: adds to the interval in about this share of logs.
-MISFIT_P = 0.01
-
-
-def periodic_misfit(u, p: float = MISFIT_P) -> float:
-    """Mean square of the periodic structure left in residuals ``u``, net of noise; 0 if none.
-
-    The backtests estimate a model's misfit from its errors at some 60-240 origins, each
-    carrying a whole target's noise: a sinusoid of 5 periods over the log that a smooth model
-    misses (mean square 0.29 under noise of variance 1.4, issue 32's worst cell) is within
-    one standard error of that estimate. The periodogram of the residuals sees it at once,
-    since a sinusoid puts all its power in one or two ordinates: with
-    ``I_k = |Σ_t u_t e^{−2πikt/n}|²/n`` at the Fourier frequencies ``k = 1..⌊(n−1)/2⌋``
-    (K of them), white noise of variance σ² gives ``I_k/σ² ≈ Exp(1)``, so the largest one
-    exceeds ``c = log(K/p)`` with probability about ``p`` (a Bonferroni form of Fisher's
-    1929 g-test). The ordinates above ``c·σ̂²`` are taken as structure, and by Parseval
-    their mean square is ``(2/n)·Σ (I_k − σ̂²)``; σ̂² is the model-free
-    :func:`noise_variance`, which a smooth or slow periodic drift does not inflate.
-
-    Parameters
-    ----------
-    u : array_like, shape (n,)
-        Residuals whose mean is the model's misfit (NIS: ``Ĵ − ŷ``; NWIS: ``λ(G − ŷ)/λ̄``).
-    p : float
-        The detection's level under white residuals.
-
-    Returns
-    -------
-    float
-        ``>= 0``; 0 when no ordinate passes, for n < 8, or for a constant series.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> t = np.arange(300)
-    >>> round(periodic_misfit(np.sin(2 * np.pi * t / 60) + rng.normal(0, 1.2, 300)), 2)
-    0.51
-    >>> periodic_misfit(rng.normal(0, 1.2, 300))
-    0.0
-    """
-    u = np.asarray(u, dtype=np.float64)
-    n = len(u)
-    s2 = noise_variance(u) if n >= 8 else 0.0
-    if not (s2 > 0 and math.isfinite(s2)):
-        return 0.0
-    # the periodogram I_k at k = 1..⌊(n−1)/2⌋
-    power = np.abs(np.fft.rfft(u - u.mean())[1 : (n - 1) // 2 + 1]) ** 2 / n
-    above = power > math.log(len(power) / p) * s2
-    value = 2.0 / n * float(np.sum(power[above] - s2))
-    return value if math.isfinite(value) else 0.0
-
-
-#: Noncentrality of a bend too small to detect: a one-sided 5 % test that knew the bend's
-#: shape would find it half of the time (``z_{0.95}²``; Baarda's minimal detectable bias).
-BEND_NONCENTRALITY = float(scipy.stats.norm.ppf(0.95) ** 2)
-
-
-#: Level of :func:`extrapolates_drift`'s two-sided test (as :data:`MISFIT_P`'s).
-DRIFT_P = 0.01
-
-
-def extrapolates_drift(zc, ys, ws, p: float = DRIFT_P) -> bool:
-    """Whether the forecast ``ζ·y`` departs from the log's mean at two-sided level ``p``.
-
-    ``d = (ζ − m)·y`` with ``m = w/Σw`` (the weighted mean's weights; NIS: ``w ≡ 1``) has
-    noise variance ``s²‖ζ − m‖²`` (``s²`` the model-free :func:`noise_variance` of y); the
-    test is ``|d| > z_{1−p/2}·s‖ζ − m‖``. A forecast that is the log's mean
-    (``fourier(d=1)``) never extrapolates a drift.
-
-    Examples
-    --------
-    >>> from pyprog.forecast.forecasters import parse_forecaster
-    >>> y = np.linspace(-1.0, 1.0, 300) + np.random.default_rng(0).normal(0, 0.5, 300)
-    >>> w = np.ones(300)
-    >>> extrapolates_drift(parse_forecaster("linear").weights(300, 1), y, w)
-    True
-    >>> extrapolates_drift(parse_forecaster("fourier(d=1)").weights(300, 1), y, w)
-    False
-    """
-    m = ws / float(np.sum(ws))
-    d = np.asarray(zc, dtype=np.float64) - m
-    dd = float(d @ d)
-    if not dd > 1e-12 * float(m @ m):  # the mean itself, to rounding
-        return False
-    z = float(scipy.stats.norm.ppf(1.0 - p / 2.0))
-    return abs(float(d @ ys)) > z * math.sqrt(noise_variance(ys) * dd)
-
-
-def bend_allowance(fc: BasisForecaster, zc, u, ws, delta: int) -> float:
-    """The forecast bias of the largest bend at the log's end that the log cannot reveal.
-
-    Why. A straight line through half a period of a slow drift fits the log as well as the
-    curve does, yet near a turning point its forecast is off by 1.3–1.5 of its own standard
-    errors (issue 32: the period-600 sinusoid at the end phases 2/8 and 6/8), and no test
-    tells the two apart: one that knew the truth's shape would reject the line in about a
-    quarter of logs. The backtests cannot see this bias either, so it is bounded instead, as
-    geodesy bounds an undetected model error by its *minimal detectable bias* (Baarda 1968,
-    *A testing procedure for use in geodetic networks*): the bend
-    ``g(t) = ((t − n)/n)²``, ``t = 1..n+δ``, biases the forecast by
-    ``b = ζ·g_{1..n} − mean(g_{n+1..n+δ})`` per unit; the part of it the model cannot fit,
-    ``r = g − Φ(ΦᵀWΦ)⁻¹ΦᵀW g`` (W: the fit's weights), is what any test could detect, with
-    noncentrality ``κ²‖r‖²/σ²`` at size κ (σ² the residuals' noise variance,
-    :func:`noise_variance`). The largest size no test detects at
-    :data:`BEND_NONCENTRALITY` ``c₀`` biases the forecast by ``|b|·σ·√c₀/‖r‖``.
-
-    Parameters
-    ----------
-    fc : BasisForecaster
-        The chosen forecaster (its design at n episodes and horizon δ).
-    zc : ndarray, shape (n,)
-        Its forecast weights on the series.
-    u : ndarray, shape (n,)
-        Its residuals whose mean is its misfit (as for :func:`periodic_misfit`).
-    ws : ndarray, shape (n,)
-        The fit's weights on the episodes (ones for NIS; the ratios for NWIS).
-    delta : int
-
-    Returns
-    -------
-    float
-        ``>= 0`` in the series' units; 0 where the model fits the bend exactly (a cubic) or
-        the residuals have no noise.
-
-    Examples
-    --------
-    >>> from pyprog.forecast.forecasters import parse_forecaster
-    >>> line = parse_forecaster("linear")
-    >>> u = np.random.default_rng(0).normal(0.0, 1.0, 300)
-    >>> round(bend_allowance(line, line.weights(300, 1), u, np.ones(300), 1), 2)
-    0.21
-    >>> cubic = parse_forecaster("poly(d=3)")
-    >>> bend_allowance(cubic, cubic.weights(300, 1), u, np.ones(300), 1)
-    0.0
-    """
-    n = len(u)
-    t = np.arange(1, n + delta + 1, dtype=np.float64)
-    g = ((t - n) / n) ** 2
-    b = float(np.asarray(zc) @ g[:n]) - float(g[n:].mean())
-    phi, _, kappa = fc.design(n, delta)
-    w = kappa * ws
-    # the normal equations (a few columns; a long log's design is not copied)
-    gram, rhs = phi.T @ (w[:, None] * phi), phi.T @ (w * g[:n])
-    try:
-        coef = scipy.linalg.solve(gram, rhs, assume_a="pos")
-    except (np.linalg.LinAlgError, ValueError):
-        root = np.sqrt(w)
-        coef = np.linalg.lstsq(root[:, None] * phi, root * g[:n], rcond=None)[0]
-    r = g[:n] - phi @ coef
-    rr = float(r @ r)
-    if not rr > 1e-12 * float(g[:n] @ g[:n]) or abs(b) < 1e-9:  # the model fits it
-        return 0.0
-    value = abs(b) * math.sqrt(BEND_NONCENTRALITY * noise_variance(u) / rr)
-    return value if math.isfinite(value) else 0.0
 
 
 def plausible_deviations(ys, Z, usable, selection: Selection) -> np.ndarray:
@@ -259,8 +63,9 @@ def plausible_deviations(ys, Z, usable, selection: Selection) -> np.ndarray:
     ``d_c = (ζ_c − ζ)·y`` for each candidate c in :attr:`Selection.plausible` (ζ: the
     chosen forecaster's weights; rows of ``Z``), shrunk towards 0 by what noise alone would
     give: ``sign(d_c)·√max(0, d_c² − s²‖ζ_c − ζ‖²)``, ``s²`` the model-free noise variance
-    of y (:func:`noise_variance`). Under a right model the candidates differ by noise and
-    the shrunk deviations are small; under misfit they differ by the bias.
+    of y (:func:`~pyprog.forecast.misfit.noise_variance`). Under a right model the
+    candidates differ by noise and the shrunk deviations are small; under misfit they
+    differ by the bias.
 
     Parameters
     ----------
@@ -427,19 +232,23 @@ def selected_interval(
     backtests can: the chosen forecaster's backtest errors ``ē_o``, at up to
     :data:`~pyprog.forecast.selection.MAX_ERROR_ORIGINS` origins
     (:func:`~pyprog.forecast.selection.chosen_errors`), have ``E ē² = E(J̄ − f)² + noise``,
-    so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)`` (``s²`` from :func:`noise_variance`,
-    model-free) estimates its mean squared bias; for a basis forecaster, the larger of that
-    and :func:`periodic_misfit` of its residuals, which finds a periodic drift the
-    backtests are too noisy to see. That bias is an error apart from the noise,
-    so its allowance ``z_{1−α/2}·√mse`` is added to both ends (as a floor under them instead,
-    the intervals covered as little as 0.62 at nominal 0.90 at the phase of a drift where the
-    bias is largest: issue 32, ``tests/fixed_truth_montecarlo.py``). A global model whose
-    forecast departs from the log's mean (:func:`extrapolates_drift`) also gets the bias of
-    the largest bend at the log's end that no test could see (:func:`bend_allowance`),
-    added the same way: near a drift's turning point a line passes every check and still
-    misses by 1.3–1.5 of its standard errors. Every backtest and
-    final forecast is linear in y (the ratios fixed), so a replicate costs a matrix product
-    with the stacked forecast weights, not a refit.
+    so ``mse = mean(ē²) − s²·mean_o(Σw²/(Σw)²)`` (``s²`` from
+    :func:`~pyprog.forecast.misfit.noise_variance`, model-free) estimates its mean squared
+    bias; for a basis forecaster, the largest of that, of
+    :func:`~pyprog.forecast.misfit.periodic_misfit` of its residuals, which finds a periodic
+    drift the backtests are too noisy to see, and of
+    :func:`~pyprog.forecast.misfit.trend_misfit`, which finds a slow one (a hump over the
+    log) that falls between the periodogram's frequencies. That bias is an error apart
+    from the noise, so its allowance ``z_{1−α/2}·√mse`` is added to both ends (as a floor
+    under them instead, the intervals covered as little as 0.62 at nominal 0.90 at the
+    phase of a drift where the bias is largest: issue 32,
+    ``tests/fixed_truth_montecarlo.py``). A global model whose forecast departs from the
+    log's mean (:func:`~pyprog.forecast.misfit.extrapolates_drift`) also gets the bias of
+    the largest bend at the log's end that no test could see
+    (:func:`~pyprog.forecast.misfit.bend_allowance`), added the same way: near a drift's
+    turning point a line passes every check and still misses by 1.3–1.5 of its standard
+    errors. Every backtest and final forecast is linear in y (the ratios fixed), so a
+    replicate costs a matrix product with the stacked forecast weights, not a refit.
 
     All of it runs on ``y`` and the ratios rescaled by powers of 2 (exact), so the result
     neither underflows nor overflows for any finite input. Above
@@ -496,7 +305,7 @@ def selected_interval(
         # local forecaster's world (a centred moving mean) absorbs a drift its forecast
         # lags behind, so only its backtests see its misfit
         u = ws * (ys - fitted) / float(np.mean(ws)) if ratios is not None else ys - fitted
-        mse = max(mse, periodic_misfit(u))
+        mse = max(mse, periodic_misfit(u), trend_misfit(u))
     if one_sided:
         low = value - scale * float(np.quantile(errors, 1.0 - alpha))
         high = math.inf

@@ -19,7 +19,7 @@ import pytest
 
 from pyprog.forecast.value import forecast_value
 from pyprog.offpolicy import round_estimates
-from pyprog.offpolicy.time_selection import default_reward_time_model
+from pyprog.offpolicy.time_candidates import default_reward_time_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from contextual_year import YEAR, YearOfRounds

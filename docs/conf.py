@@ -73,6 +73,7 @@ API_MODULES = {
         "pyprog.offpolicy.future",
         "pyprog.offpolicy.time_terms",
         "pyprog.offpolicy.time_models",
+        "pyprog.offpolicy.time_candidates",
         "pyprog.offpolicy.time_selection",
     ],
     "learn": [

@@ -55,11 +55,8 @@ from pyprog.offpolicy.rounds import (
     parse_utc,
     policy_action_dist,
 )
-from pyprog.offpolicy.time_selection import (
-    bin_estimates,
-    choose_time_model,
-    default_reward_time_model,
-)
+from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
+from pyprog.offpolicy.time_selection import choose_time_model
 from pyprog.offpolicy.time_terms import TimeModel, as_time_model, time_point
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
@@ -336,13 +333,13 @@ def forecast_value(
         Per-round estimates; "auto" (default) chooses DR or IS (module docstring).
     models : list of TimeModel or terms, optional
         The forecasters in time to choose among; default
-        :func:`pyprog.offpolicy.time_selection.default_time_models`.
+        :func:`pyprog.offpolicy.time_candidates.default_time_models`.
     reward_model : scikit-learn-style regressor, optional
         q̂ for DR and DM; default :class:`pyprog.offpolicy.ActionRidge`.
     time_feature : "auto", time feature, TimeModel or None
         Time inputs of the reward model: "auto" (default) a trend, 16 blocks of the year
         and the day of the week, as far as the log's span allows
-        (:func:`pyprog.offpolicy.time_selection.default_reward_time_model`); or a time
+        (:func:`pyprog.offpolicy.time_candidates.default_reward_time_model`); or a time
         feature (``PeriodBlocks(365.25, 12)``), a TimeModel, or None (q̂(x, a)).
     pool_contexts : "auto", bool
         DR's and DM's direct term averaged over every logged context (as OPFV's), not

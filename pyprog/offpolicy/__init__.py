@@ -19,7 +19,8 @@ their weights and their times. From timestamped contextual-bandit rounds
   persistent level shift;
 * :func:`choose_time_model` — the choice among them by blocked cross-validation in time,
   with a wild-bootstrap interval that repeats the choice (:mod:`.time_selection`), on
-  rounds gathered into day bins (:func:`bin_estimates`).
+  rounds gathered into day bins (:func:`bin_estimates`); the candidates and the bins in
+  :mod:`.time_candidates`.
 
 Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 """
@@ -29,15 +30,10 @@ from pyprog.offpolicy.estimates import ESTIMATORS, RoundEstimates, round_estimat
 from pyprog.offpolicy.future import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_select
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.offpolicy.rounds import as_days
+from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
 from pyprog.offpolicy.time_models import TimeForecast, time_forecast
-from pyprog.offpolicy.time_selection import (
-    Binned,
-    TimeChoice,
-    bin_estimates,
-    choose_time_model,
-    default_time_models,
-)
+from pyprog.offpolicy.time_selection import TimeChoice, choose_time_model
 from pyprog.offpolicy.time_terms import (
     Blocks,
     Season,

@@ -33,8 +33,17 @@ Three steps then make the choice:
   among drifting models stays with contiguous stretches: interleaved folds let 16 blocks
   of the year mimic a step, whose level then "returns" next year (MSE 0.0035 → 0.040 on a
   step at 0.6 of the year, 10,000 rounds).
-* **The plausible set:** the candidates within ``n_se`` = 1 s.e. of the best score (the
-  one-SE rule's set, Breiman et al. 1984).
+* **A term gate.** A model of two or more terms (a step or a season added to the day of
+  the week) is eligible only where it beats each model with one of its terms dropped by
+  the same ``gate`` s.e., under either fold layout: each term must earn its place, as
+  drift must against the constant. With 13 step times, a trend, 3 seasons and 4 blockings
+  of the year each tried on top of the day of the week, one of them beat the day of the
+  week alone by noise in most logs whose truth is the day of the week, and its forecast
+  carried that noise a year ahead. On 40 logs of 10,000 rounds (``tests/value_montecarlo.py``)
+  the day of the week alone was chosen in 15 without this gate and in 39 with it; MSE
+  0.0032 → 0.0026 (1.62× → 1.30× OPFV with the true φ).
+* **The plausible set:** the eligible candidates within ``n_se`` = 1 s.e. of the best
+  eligible score (the one-SE rule's set, Breiman et al. 1984).
 * **The lowest estimated error at the target** among them, by Claeskens & Hjort's
   (2003) focused criterion with the best-scoring model as the unbiased reference:
   MSE_c = max(0, (f_c − f_best)² − Var(f_c − f_best)) + Var(f_c), the variances from the
@@ -83,132 +92,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pyprog.offpolicy.time_features import DayOfWeek, PeriodBlocks
-from pyprog.offpolicy.time_terms import Step, TimeModel, blocks, season, step, trend
+from pyprog.offpolicy.time_candidates import Binned, default_time_models
+from pyprog.offpolicy.time_terms import Step, TimeModel
 
 __all__ = [
-    "Binned",
     "TimeChoice",
-    "bin_estimates",
     "choose_time_model",
-    "default_reward_time_model",
-    "default_time_models",
 ]
 
-YEAR = 365.25
 #: Bootstrap draws repeated at once (the losses of every candidate, bin and draw are held).
 DRAW_CHUNK = 200
-
-
-@dataclass(frozen=True)
-class Binned:
-    """Per-round estimates gathered into time bins.
-
-    Attributes
-    ----------
-    times : numpy.ndarray, shape (m,)
-        Each bin's mean round time.
-    y : numpy.ndarray, shape (m,)
-        Each bin's mean estimate ȳ_j.
-    count : numpy.ndarray, shape (m,)
-        Rounds per bin n_j (> 0).
-    width : float
-        The bin width in days.
-    """
-
-    times: np.ndarray
-    y: np.ndarray
-    count: np.ndarray
-    width: float
-
-    @property
-    def m(self) -> int:
-        return int(self.y.shape[0])
-
-    @property
-    def span(self) -> tuple[float, float]:
-        return float(self.times.min()), float(self.times.max())
-
-
-def bin_estimates(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> Binned:
-    """Gather per-round estimates into bins of ``width`` days (empty bins dropped).
-
-    Parameters
-    ----------
-    values : numpy.ndarray, shape (n,)
-    times : numpy.ndarray, shape (n,)
-        Float days.
-    width : float
-        Bin width in days, > 0; bins start at multiples of ``width`` (midnight UTC for
-        one-day bins of dates).
-
-    Returns
-    -------
-    Binned
-
-    Examples
-    --------
-    >>> b = bin_estimates(np.array([1.0, 3.0, 5.0]), np.array([0.2, 0.7, 2.5]))
-    >>> b.y, b.count, b.times
-    (array([2., 5.]), array([2., 1.]), array([0.45, 2.5 ]))
-    """
-    real = isinstance(width, numbers.Real) and not isinstance(width, bool)
-    if not real or not math.isfinite(width) or width <= 0:
-        raise ValueError(f"width must be a finite number of days > 0; got {width!r}")
-    key = np.floor(times / width)
-    uniq, inv = np.unique(key, return_inverse=True)
-    count = np.bincount(inv, minlength=uniq.size).astype(np.float64)
-    y = np.bincount(inv, weights=values, minlength=uniq.size) / count
-    t = np.bincount(inv, weights=times, minlength=uniq.size) / count
-    return Binned(t, y, count, float(width))
-
-
-def default_time_models(t0: float, t1: float) -> list[TimeModel]:
-    """The default candidates for a log spanning [t0, t1] days.
-
-    Bases: the constant; a linear trend; a step (the level after τ persists) at τ = t0 +
-    j/16 of the span, j = 2..14; and, when the log covers at least 11/12 of a year, a
-    yearly season with 1-3 harmonics and 2, 4, 8 or 16 blocks of the year. Each base also
-    with the day of the week added when the log covers at least two weeks.
-
-    Examples
-    --------
-    >>> [m.name for m in default_time_models(0.0, 10.0)][:3]
-    ['const', 'const+trend', 'const+step(1.25)']
-    >>> len(default_time_models(0.0, 365.0))
-    44
-    """
-    span = t1 - t0
-    bases = [TimeModel(()), TimeModel((trend(),))]
-    bases += [TimeModel((step(t0 + j * span / 16),)) for j in range(2, 15)]
-    if span >= YEAR * 11 / 12:
-        bases += [TimeModel((season(YEAR, k),)) for k in (1, 2, 3)]
-        bases += [TimeModel((blocks(PeriodBlocks(YEAR, b)),)) for b in (2, 4, 8, 16)]
-    if span < 14.0:
-        return bases
-    dow = blocks(DayOfWeek())
-    return bases + [base + dow for base in bases]
-
-
-def default_reward_time_model(t0: float, t1: float) -> TimeModel:
-    """Time inputs of the reward model q̂ for a log spanning [t0, t1] days.
-
-    A trend, 16 blocks of the year when the log covers 11/12 of a year, and the day of the
-    week when it covers two weeks: rich enough that q̂ follows most drifts (so that the
-    doubly robust residuals r − q̂ are small), while DR stays unbiased whatever q̂ is.
-
-    Examples
-    --------
-    >>> default_reward_time_model(0.0, 365.0).name
-    'const+trend+blocks(365.25D/16)+blocks(dow)'
-    """
-    span = t1 - t0
-    terms = [trend()]
-    if span >= YEAR * 11 / 12:
-        terms.append(blocks(PeriodBlocks(YEAR, 16)))
-    if span >= 14.0:
-        terms.append(blocks(DayOfWeek()))
-    return TimeModel(tuple(terms))
 
 
 @dataclass(frozen=True)
@@ -276,27 +169,61 @@ def _cv_losses(cand: _Candidate, yw: np.ndarray, folds: list) -> np.ndarray:
     return out**2
 
 
-def _plausible(losses, total: float, n_se: float, gate=None, const: int = -1, gate_losses=None):
+def _parents(models: list) -> list[list[int]]:
+    """For each model of two or more terms, the indices of the models among ``models`` with
+    one of its terms dropped (its parents for the term gate); ``[]`` for the others."""
+    index = {mdl.name: i for i, mdl in enumerate(models)}
+    out = []
+    for mdl in models:
+        drop_one = [
+            TimeModel(mdl.terms[:j] + mdl.terms[j + 1 :]).name for j in range(len(mdl.terms))
+        ]
+        out.append([index[n] for n in drop_one if n in index] if len(mdl.terms) >= 2 else [])
+    return out
+
+
+def _beats(losses, c: int, p: int, total: float, gate: float) -> np.ndarray:
+    """Whether candidate c's score beats p's by ``gate`` s.e. of the mean per-bin loss
+    difference, per draw: (B,) from losses (C, m, B)."""
+    d = losses[p] - losses[c]
+    se = d.std(axis=0, ddof=1) * math.sqrt(losses.shape[1]) / total
+    return d.sum(axis=0) / total > gate * se
+
+
+def _plausible(
+    losses, total: float, n_se: float, gate=None, const: int = -1, gate_losses=None, parents=None
+):
     """Scores (C, B), the best (B,) and the plausible set (C, B) from losses (C, m, B).
 
-    A candidate is plausible when its score is within ``n_se`` standard errors of the
-    best's, the s.e. of the mean per-bin difference of their losses. The gate keeps the
-    constant unless the best beats it by ``gate`` s.e. under these losses or under
-    ``gate_losses`` (the same candidates' losses on a second fold layout), when given.
+    With ``parents`` (:func:`_parents`), a model of two or more terms is admissible only
+    where it beats each parent by ``gate`` s.e. under these losses or under
+    ``gate_losses``; the best is the best admissible one. A candidate is plausible when it
+    is admissible and its score is within ``n_se`` standard errors of the best's, the s.e.
+    of the mean per-bin difference of their losses. The gate keeps the constant unless the
+    best beats it by ``gate`` s.e. under these losses or under ``gate_losses`` (the same
+    candidates' losses on a second fold layout), when given.
     """
     scores = losses.sum(axis=1) / total
-    best = np.argmin(scores, axis=0)
-    B, m = losses.shape[2], losses.shape[1]
+    C, m, B = losses.shape
     cols = np.arange(B)
+    admissible = np.ones((C, B), dtype=bool)
+    if gate is not None and parents:
+        for c, ps in enumerate(parents):
+            for p in ps:
+                beats = _beats(losses, c, p, total, gate)
+                if gate_losses is not None:
+                    beats |= _beats(gate_losses, c, p, total, gate)
+                admissible[c] &= beats
+    best = np.argmin(np.where(admissible, scores, np.inf), axis=0)
     diff = losses - losses[best, :, cols].T[None, :, :]
     se = diff.std(axis=1, ddof=1) * math.sqrt(m) / total
-    ok = scores <= scores[best, cols][None, :] + n_se * se
+    ok = admissible & (scores <= scores[best, cols][None, :] + n_se * se)
     ok[best, cols] = True
     if gate is not None and const >= 0:  # no drift unless the best beats the constant clearly
         still = scores[const] <= scores[best, cols] + gate * se[const]
         if gate_losses is not None:
             g_scores = gate_losses.sum(axis=1) / total
-            g_best = np.argmin(g_scores, axis=0)
+            g_best = np.argmin(np.where(admissible, g_scores, np.inf), axis=0)
             g_diff = gate_losses[const] - gate_losses[g_best, :, cols].T
             g_se = g_diff.std(axis=0, ddof=1) * math.sqrt(m) / total
             still &= g_scores[const] <= g_scores[g_best, cols] + gate * g_se
@@ -377,6 +304,7 @@ def choose_time_model(
     world: str = "both",
     folds: str = "blocked",
     gate_folds: str | None = "interleaved",
+    term_gate: bool = True,
     random_state=None,
 ) -> TimeChoice:
     """Choose a model by blocked CV, forecast the targets, bootstrap the interval.
@@ -413,6 +341,10 @@ def choose_time_model(
         A second fold layout for the drift gate: drift passes when the best model beats
         the constant by ``gate`` s.e. under ``folds`` *or* under ``gate_folds`` (default
         "interleaved"); None: ``folds`` only.
+    term_gate : bool
+        A model of two or more terms is eligible only where it beats each model with one
+        of its terms dropped by ``gate`` s.e., under ``folds`` or ``gate_folds`` (default
+        True; no effect when ``gate`` is None).
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -426,6 +358,7 @@ def choose_time_model(
 
     Examples
     --------
+    >>> from pyprog.offpolicy import bin_estimates
     >>> rng = np.random.default_rng(0)
     >>> t = np.arange(0.0, 365.0)
     >>> y = np.where(t >= 200, 1.0, 0.0) + rng.normal(0, 0.3, t.size)
@@ -445,6 +378,8 @@ def choose_time_model(
         isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
     ):
         raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
+    if not isinstance(term_gate, bool | np.bool_):
+        raise ValueError(f"term_gate must be True or False; got {term_gate!r}")
     if rule not in ("mse", "simplest"):
         raise ValueError(f"rule must be 'mse' or 'simplest'; got {rule!r}")
     if world not in ("both", "best", "chosen"):
@@ -489,7 +424,10 @@ def choose_time_model(
     g_losses = None
     if gcands is not None:
         g_losses = np.stack([_cv_losses(c, yw, gate_folds) for c in gcands])[:, :, None]
-    score_1, best_1, ok_1 = _plausible(losses[:, :, None], total, n_se, gate, const, g_losses)
+    parents = _parents([c.model for c in cands]) if term_gate else None
+    score_1, best_1, ok_1 = _plausible(
+        losses[:, :, None], total, n_se, gate, const, g_losses, parents
+    )
     best = int(best_1[0])
     scores = {c.model.name: float(v) for c, v in zip(cands, score_1[:, 0], strict=True)}
 
@@ -522,7 +460,7 @@ def choose_time_model(
                 _draw_errors(
                     cands, w, yw, sw, signs[:, b : b + DRAW_CHUNK], folds, total, n_se, gate,
                     (gcands, gate_folds),
-                    const, rule, key[:, rows], zetas[:, rows], v,
+                    (const, parents), rule, key[:, rows], zetas[:, rows], v,
                 )
                 for b in range(0, signs.shape[1], DRAW_CHUNK)
             ], axis=1)  # fmt: skip
@@ -543,9 +481,11 @@ def choose_time_model(
     )
 
 
-def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, const, rule, key,
+def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, gated, rule, key,
                  zetas, v):  # fmt: skip
-    """The choice repeated in wild-bootstrap draws from world model ``w``: errors (k, B)."""
+    """The choice repeated in wild-bootstrap draws from world model ``w``: errors (k, B).
+    ``gated``: the constant's index and the term gate's parents (:func:`_plausible`)."""
+    const, parents = gated
     world = cands[w]
     fit_w = _fitted(world, yw)  # √n ŷ
     hw = np.einsum("ij,ij->i", world.q, world.q)
@@ -555,7 +495,7 @@ def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, cons
     g_losses = None
     if second[0] is not None:  # the gate's second fold layout: (candidates, folds)
         g_losses = np.stack([_cv_losses(c, ys_w, second[1]) for c in second[0]])
-    d_scores, d_best, d_ok = _plausible(draw_losses, total, n_se, gate, const, g_losses)
+    d_scores, d_best, d_ok = _plausible(draw_losses, total, n_se, gate, const, g_losses, parents)
     ys = ys_w / sw[:, None]
     key_b = _mse_key(zetas, ys, v, d_best) if rule == "mse" else key
     picks = _pick(d_ok, d_scores, key_b)  # (k, B)

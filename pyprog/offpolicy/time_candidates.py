@@ -1,0 +1,140 @@
+"""What the choice in time chooses from: the rounds gathered into time bins, and the candidates.
+
+:func:`bin_estimates` gathers per-round estimates into bins of a day (or any width), so that
+the choice of :mod:`.time_selection` costs by bins, not rounds; :func:`default_time_models`
+lists the forecasters in time it chooses among, and :func:`default_reward_time_model` the
+time inputs of the reward model.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from pyprog.offpolicy.time_features import DayOfWeek, PeriodBlocks
+from pyprog.offpolicy.time_terms import TimeModel, blocks, season, step, trend
+
+__all__ = [
+    "YEAR",
+    "Binned",
+    "bin_estimates",
+    "default_reward_time_model",
+    "default_time_models",
+]
+
+#: Days in a year (the period of the yearly season and blocks).
+YEAR = 365.25
+
+
+@dataclass(frozen=True)
+class Binned:
+    """Per-round estimates gathered into time bins.
+
+    Attributes
+    ----------
+    times : numpy.ndarray, shape (m,)
+        Each bin's mean round time.
+    y : numpy.ndarray, shape (m,)
+        Each bin's mean estimate ȳ_j.
+    count : numpy.ndarray, shape (m,)
+        Rounds per bin n_j (> 0).
+    width : float
+        The bin width in days.
+    """
+
+    times: np.ndarray
+    y: np.ndarray
+    count: np.ndarray
+    width: float
+
+    @property
+    def m(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def span(self) -> tuple[float, float]:
+        return float(self.times.min()), float(self.times.max())
+
+
+def bin_estimates(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> Binned:
+    """Gather per-round estimates into bins of ``width`` days (empty bins dropped).
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n,)
+    times : numpy.ndarray, shape (n,)
+        Float days.
+    width : float
+        Bin width in days, > 0; bins start at multiples of ``width`` (midnight UTC for
+        one-day bins of dates).
+
+    Returns
+    -------
+    Binned
+
+    Examples
+    --------
+    >>> b = bin_estimates(np.array([1.0, 3.0, 5.0]), np.array([0.2, 0.7, 2.5]))
+    >>> b.y, b.count, b.times
+    (array([2., 5.]), array([2., 1.]), array([0.45, 2.5 ]))
+    """
+    real = isinstance(width, numbers.Real) and not isinstance(width, bool)
+    if not real or not math.isfinite(width) or width <= 0:
+        raise ValueError(f"width must be a finite number of days > 0; got {width!r}")
+    key = np.floor(times / width)
+    uniq, inv = np.unique(key, return_inverse=True)
+    count = np.bincount(inv, minlength=uniq.size).astype(np.float64)
+    y = np.bincount(inv, weights=values, minlength=uniq.size) / count
+    t = np.bincount(inv, weights=times, minlength=uniq.size) / count
+    return Binned(t, y, count, float(width))
+
+
+def default_time_models(t0: float, t1: float) -> list[TimeModel]:
+    """The default candidates for a log spanning [t0, t1] days.
+
+    Bases: the constant; a linear trend; a step (the level after τ persists) at τ = t0 +
+    j/16 of the span, j = 2..14; and, when the log covers at least 11/12 of a year, a
+    yearly season with 1-3 harmonics and 2, 4, 8 or 16 blocks of the year. Each base also
+    with the day of the week added when the log covers at least two weeks.
+
+    Examples
+    --------
+    >>> [m.name for m in default_time_models(0.0, 10.0)][:3]
+    ['const', 'const+trend', 'const+step(1.25)']
+    >>> len(default_time_models(0.0, 365.0))
+    44
+    """
+    span = t1 - t0
+    bases = [TimeModel(()), TimeModel((trend(),))]
+    bases += [TimeModel((step(t0 + j * span / 16),)) for j in range(2, 15)]
+    if span >= YEAR * 11 / 12:
+        bases += [TimeModel((season(YEAR, k),)) for k in (1, 2, 3)]
+        bases += [TimeModel((blocks(PeriodBlocks(YEAR, b)),)) for b in (2, 4, 8, 16)]
+    if span < 14.0:
+        return bases
+    dow = blocks(DayOfWeek())
+    return bases + [base + dow for base in bases]
+
+
+def default_reward_time_model(t0: float, t1: float) -> TimeModel:
+    """Time inputs of the reward model q̂ for a log spanning [t0, t1] days.
+
+    A trend, 16 blocks of the year when the log covers 11/12 of a year, and the day of the
+    week when it covers two weeks: rich enough that q̂ follows most drifts (so that the
+    doubly robust residuals r − q̂ are small), while DR stays unbiased whatever q̂ is.
+
+    Examples
+    --------
+    >>> default_reward_time_model(0.0, 365.0).name
+    'const+trend+blocks(365.25D/16)+blocks(dow)'
+    """
+    span = t1 - t0
+    terms = [trend()]
+    if span >= YEAR * 11 / 12:
+        terms.append(blocks(PeriodBlocks(YEAR, 16)))
+    if span >= 14.0:
+        terms.append(blocks(DayOfWeek()))
+    return TimeModel(tuple(terms))

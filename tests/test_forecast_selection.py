@@ -390,6 +390,22 @@ class TestTrendMisfit:
         line = np.linspace(0.0, 1.0, 300)
         assert trend_misfit(line) == pytest.approx(np.var(line), rel=1e-9)
 
+    @pytest.mark.parametrize(
+        "kw, match",
+        [
+            ({"p": 0.0}, r"p must be a level in \(0, 1\); got 0.0"),
+            ({"p": True}, "p must be a level"),
+            ({"degree": 0}, "degree must be an integer >= 1; got 0"),
+            ({"degree": 2.0}, "degree must be an integer"),
+        ],
+    )
+    def test_bad_settings_name_the_argument(self, kw, match):
+        with pytest.raises(ValueError, match=match):
+            trend_misfit(np.ones(300), **kw)
+        if "p" in kw:
+            with pytest.raises(ValueError, match=match):
+                periodic_misfit(np.ones(300), p=kw["p"])
+
     def test_it_lifts_the_hump(self, monkeypatch):
         # issue 32: the period-600 sinusoid over its hump (end phase 4/8), δ = 10, NWIS,
         # where the overall mean is chosen; 120 logs at nominal 90 %, with and without the

@@ -17,6 +17,7 @@ functions here measure, each from its own evidence, how wrong the chosen forecas
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import scipy.linalg
@@ -115,6 +116,11 @@ def periodic_misfit(u, p: float = MISFIT_P) -> float:
     float
         ``>= 0``; 0 when no ordinate passes, for n < 8, or for a constant series.
 
+    Raises
+    ------
+    ValueError
+        ``p`` not in (0, 1).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -124,6 +130,7 @@ def periodic_misfit(u, p: float = MISFIT_P) -> float:
     >>> periodic_misfit(rng.normal(0, 1.2, 300))
     0.0
     """
+    _check_level(p)
     u = np.asarray(u, dtype=np.float64)
     n = len(u)
     s2 = noise_variance(u) if n >= 8 else 0.0
@@ -134,6 +141,11 @@ def periodic_misfit(u, p: float = MISFIT_P) -> float:
     above = power > math.log(len(power) / p) * s2
     value = 2.0 / n * float(np.sum(power[above] - s2))
     return value if math.isfinite(value) else 0.0
+
+
+def _check_level(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 < p < 1.0:
+        raise ValueError(f"p must be a level in (0, 1); got {p!r}")
 
 
 #: Highest degree of the polynomials :func:`trend_misfit` looks for: a line and a bend,
@@ -172,6 +184,11 @@ def trend_misfit(u, p: float = MISFIT_P, degree: int = TREND_DEGREE) -> float:
     float
         ``>= 0``; 0 when no component passes, for n < 8, or for a constant series.
 
+    Raises
+    ------
+    ValueError
+        ``p`` not in (0, 1) or ``degree`` not an integer >= 1.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -181,6 +198,9 @@ def trend_misfit(u, p: float = MISFIT_P, degree: int = TREND_DEGREE) -> float:
     >>> trend_misfit(rng.normal(0, 0.5, 300))
     0.0
     """
+    _check_level(p)
+    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+        raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
     u = np.asarray(u, dtype=np.float64)
     n = len(u)
     s2 = noise_variance(u) if n >= 8 else 0.0

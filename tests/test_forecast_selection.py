@@ -288,6 +288,17 @@ def _fixed_truth_coverage(
     return hits / logs
 
 
+def _check_measured_net_of_noise(misfit, drift, sd: float, slack: float) -> None:
+    """``misfit`` on ``drift`` plus white noise of sd ``sd``, 200 seeds: found in every log,
+    and the estimates' mean within 3 s.e. (plus ``slack``) of the drift's mean square."""
+    est = np.array(
+        [misfit(drift + np.random.default_rng(s).normal(0.0, sd, len(drift))) for s in range(200)]
+    )
+    assert np.all(est > 0)
+    se = est.std(ddof=1) / math.sqrt(len(est))
+    assert abs(est.mean() - np.mean(drift**2)) < 3 * se + slack, (est.mean(), se)
+
+
 class TestPeriodicMisfit:
     """A periodic drift that the chosen model misses is found in its residuals' periodogram."""
 
@@ -303,17 +314,8 @@ class TestPeriodicMisfit:
         # the mean square of a sinusoid of amplitude 0.75, 5 periods in 300 episodes, under
         # NIS-like noise (sd 1.2): 0.28; over 200 seeds its mean is within 3 s.e. of it, and
         # it is found in every log
-        t = np.arange(300)
-        drift = 0.75 * np.sin(2 * np.pi * t / 60 + 0.3)
-        est = np.array(
-            [
-                periodic_misfit(drift + np.random.default_rng(s).normal(0.0, 1.2, 300))
-                for s in range(200)
-            ]
-        )
-        assert np.all(est > 0)
-        se = est.std(ddof=1) / math.sqrt(len(est))
-        assert abs(est.mean() - np.mean(drift**2)) < 3 * se + 0.02, (est.mean(), se)
+        drift = 0.75 * np.sin(2 * np.pi * np.arange(300) / 60 + 0.3)
+        _check_measured_net_of_noise(periodic_misfit, drift, 1.2, 0.02)
 
     def test_degenerate_inputs_give_zero(self):
         assert periodic_misfit(np.zeros(300)) == 0.0
@@ -348,18 +350,9 @@ class TestTrendMisfit:
         # half a sinusoid of amplitude 0.75 over the log, less its mean (the overall mean's
         # misfit), under NWIS-like noise (sd 0.5): mean square 0.053, nearly all of it in
         # degree 2; found in every log, and its estimate within 3 s.e. of the truth
-        t = np.arange(300)
-        hump = 0.75 * np.sin(np.pi * t / 300)
+        hump = 0.75 * np.sin(np.pi * np.arange(300) / 300)
         drift = hump - hump.mean()
-        est = np.array(
-            [
-                trend_misfit(drift + np.random.default_rng(s).normal(0.0, 0.5, 300))
-                for s in range(200)
-            ]
-        )
-        assert np.all(est > 0)
-        se = est.std(ddof=1) / math.sqrt(len(est))
-        assert abs(est.mean() - np.mean(drift**2)) < 3 * se + 0.005, (est.mean(), se)
+        _check_measured_net_of_noise(trend_misfit, drift, 0.5, 0.005)
         # under the NIS noise of issue 32's cell (sd 1.35) the periodogram, which has no
         # ordinate between the frequencies 0 and 1/n, finds it in 27 of 200 logs, this
         # test in 117 (measured)

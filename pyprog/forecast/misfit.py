@@ -131,16 +131,28 @@ def periodic_misfit(u, p: float = MISFIT_P) -> float:
     0.0
     """
     _check_level(p)
-    u = np.asarray(u, dtype=np.float64)
-    n = len(u)
-    s2 = noise_variance(u) if n >= 8 else 0.0
-    if not (s2 > 0 and math.isfinite(s2)):
+    u, s2 = _with_noise(u)
+    if s2 == 0.0:
         return 0.0
+    n = len(u)
     # the periodogram I_k at k = 1..⌊(n−1)/2⌋
     power = np.abs(np.fft.rfft(u - u.mean())[1 : (n - 1) // 2 + 1]) ** 2 / n
-    above = power > math.log(len(power) / p) * s2
-    value = 2.0 / n * float(np.sum(power[above] - s2))
+    value = 2.0 / n * _excess(power, math.log(len(power) / p), s2)
     return value if math.isfinite(value) else 0.0
+
+
+def _with_noise(u) -> tuple[np.ndarray, float]:
+    """``u`` as float64 and its model-free noise variance, 0.0 for n < 8 or none."""
+    u = np.asarray(u, dtype=np.float64)
+    s2 = noise_variance(u) if len(u) >= 8 else 0.0
+    return u, (s2 if s2 > 0 and math.isfinite(s2) else 0.0)
+
+
+def _excess(power: np.ndarray, c: float, s2: float) -> float:
+    """``Σ (P_k − s²)`` over the components whose power P_k exceeds ``c·s²`` (under white
+    noise each is about s² in mean): the structure's power net of noise."""
+    above = power > c * s2
+    return float(np.sum(power[above] - s2))
 
 
 def _check_level(p) -> None:
@@ -201,14 +213,11 @@ def trend_misfit(u, p: float = MISFIT_P, degree: int = TREND_DEGREE) -> float:
     _check_level(p)
     if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
         raise ValueError(f"degree must be an integer >= 1; got {degree!r}")
-    u = np.asarray(u, dtype=np.float64)
-    n = len(u)
-    s2 = noise_variance(u) if n >= 8 else 0.0
-    if not (s2 > 0 and math.isfinite(s2)):
+    u, s2 = _with_noise(u)
+    if s2 == 0.0:
         return 0.0
     c2 = _legendre_components(u, degree)[1:] ** 2
-    above = c2 > float(scipy.stats.chi2.isf(p / degree, 1)) * s2
-    value = float(np.sum(c2[above] - s2)) / n
+    value = _excess(c2, float(scipy.stats.chi2.isf(p / degree, 1)), s2) / len(u)
     return value if math.isfinite(value) else 0.0
 
 

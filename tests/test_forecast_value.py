@@ -279,6 +279,14 @@ def test_user_models_and_time_model_terms():
     f = forecast_value(frame, "pi_", at=YEAR + 50, models=[trend(), season(YEAR), step(100)])
     assert f.model == "const+trend"
     assert set(f.scores) == {"const+trend", "const+season(365.25D,k=1)", "const+step(100)"}
+    # a sum of terms, a list of terms and a TimeModel are each one candidate
+    models = [trend() + season(YEAR), [trend(), step(100)], TimeModel((season(YEAR),))]
+    f = forecast_value(frame, "pi_", at=YEAR + 50, models=models)
+    assert set(f.scores) == {
+        "const+trend+season(365.25D,k=1)",
+        "const+trend+step(100)",
+        "const+season(365.25D,k=1)",
+    }
     with pytest.raises(ValueError, match="models: terms must be"):
         forecast_value(frame, "pi_", at=YEAR + 50, models=["trend"])
 

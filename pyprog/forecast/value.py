@@ -578,7 +578,7 @@ def _policy_time(goal: tuple) -> float:
 
 
 def _as_model(spec) -> TimeModel:
-    try:
-        return as_time_model(spec if isinstance(spec, (list, tuple)) else [spec])
+    try:  # a term, a sum of terms (a TimeModel) or a list of terms
+        return as_time_model(spec)
     except ValueError as exc:
         raise ValueError(f"models: {exc}") from None

@@ -33,11 +33,12 @@ Three steps then make the choice:
   among drifting models stays with contiguous stretches: interleaved folds let 16 blocks
   of the year mimic a step, whose level then "returns" next year (MSE 0.0035 → 0.040 on a
   step at 0.6 of the year, 10,000 rounds). Last, drift passes when the best model's
-  heteroskedasticity-robust Wald test rejects the constant at ``drift_level`` = 10⁻³
-  (:mod:`.drift_test`): cross-validation compares squared errors, whose per-bin
-  differences are heavy-tailed, and kept the constant in 5 of 200 logs of 10,000 rounds
-  whose value moves with the day of the week, each of which the F-test of the nested pair
-  rejected at p < 10⁻⁴ (0 of 200 with the Wald test; 0 of 200 stationary logs let through).
+  heteroskedasticity-robust Wald test rejects the constant at ``drift_level`` / (C − 1)
+  (:mod:`.drift_test`; 1 %/43 = 2.3·10⁻⁴ for the 44 default candidates, Bonferroni):
+  cross-validation compares squared errors, whose per-bin differences are heavy-tailed,
+  and kept the constant in 5 of 200 logs of 10,000 rounds whose value moves with the day
+  of the week; the Wald test finds the drift in all 200, and lets none through on 200
+  stationary logs of 10,000 rounds nor on 200 of 2,000.
 * **A term gate.** A model of two or more terms (a step or a season added to the day of
   the week) is eligible only where it beats each model with one of its terms dropped by
   the same ``gate`` s.e., under either fold layout: each term must earn its place, as
@@ -384,8 +385,9 @@ def choose_time_model(
         The drift gate also lets drift through when the best model's heteroskedasticity-
         robust Wald test rejects the constant at ``drift_level`` / (C − 1), C − 1 the
         drifting candidates (:mod:`.drift_test`; Bonferroni: on a log whose value does
-        not move, any of them rejects with probability at most ``drift_level``; default
-        0.01, no effect when ``gate`` is None); None: cross-validation alone.
+        not move, any of them rejects with probability at most about ``drift_level``, the
+        tests' own size being approximate; default 0.01, no effect when ``gate`` is None);
+        None: cross-validation alone.
     random_state : None, int or numpy.random.Generator
 
     Returns

@@ -90,6 +90,7 @@ bootstrap.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import numbers
@@ -195,24 +196,31 @@ def _parents(models: list) -> list[list[int]]:
     return out
 
 
-def _beats(losses, c: int, p: int, total: float, gate: float) -> np.ndarray:
+def _beats(losses, c, p: int, total: float, gate: float) -> np.ndarray:
     """Whether candidate c's score beats p's by ``gate`` s.e. of the mean per-bin loss
-    difference, per draw: (B,) from losses (C, m, B)."""
-    d = losses[p] - losses[c]
+    difference, per draw: (B,) from losses (C, m, B); c an index or one per draw (B,)."""
+    d = losses[p] - losses[c, :, np.arange(losses.shape[2])].T
     se = d.std(axis=0, ddof=1) * math.sqrt(losses.shape[1]) / total
     return d.sum(axis=0) / total > gate * se
 
 
-def _drift_rejects(cands: list, yw: np.ndarray, var: np.ndarray, level) -> np.ndarray | None:
-    """Per candidate and column of yw (m, B): whether its robust Wald test rejects the
-    constant at ``level`` (:mod:`.drift_test`), bin variances ``var`` of yw; (C, B)."""
+def _wald_of_best(cands: list, yw: np.ndarray, var_of: Callable, level) -> Callable | None:
+    """The drift gate's Wald test for :func:`_plausible`: ``test(best) -> (B,)``, whether
+    the best model of each column of yw (m, B) rejects the constant at ``level``, bin
+    variances ``var_of(best)``. Only the draws' few distinct bests are tested, not all C."""
     if level is None:
         return None
     m = yw.shape[0]
-    return np.stack([
-        drift_rejects(drift_statistic(c.drift, yw, var), c.drift.shape[1], m, c.p, level)
-        for c in cands
-    ])  # fmt: skip
+
+    def test(best: np.ndarray) -> np.ndarray:
+        out = np.zeros(best.shape, dtype=bool)
+        for b in np.unique(best):
+            c, sel = cands[b], best == b
+            stat = drift_statistic(c.drift, yw[:, sel], var_of(b))
+            out[sel] = drift_rejects(stat, c.drift.shape[1], m, c.p, level)
+        return out
+
+    return test
 
 
 def _plausible(
@@ -234,7 +242,7 @@ def _plausible(
     of the mean per-bin difference of their losses. The gate keeps the constant unless the
     best beats it by ``gate`` s.e. under these losses or under ``gate_losses`` (the same
     candidates' losses on a second fold layout), when given, or the best's Wald test
-    rejects the constant (``wald``, (C, B) from :func:`_drift_rejects`).
+    rejects the constant (``wald``, from :func:`_wald_of_best`).
     """
     scores = losses.sum(axis=1) / total
     C, m, B = losses.shape
@@ -253,15 +261,13 @@ def _plausible(
     ok = admissible & (scores <= scores[best, cols][None, :] + n_se * se)
     ok[best, cols] = True
     if gate is not None and const >= 0:  # no drift unless the best beats the constant clearly
-        still = scores[const] <= scores[best, cols] + gate * se[const]
+        still = ~_beats(losses, best, const, total, gate)
         if gate_losses is not None:
             g_scores = gate_losses.sum(axis=1) / total
             g_best = np.argmin(np.where(admissible, g_scores, np.inf), axis=0)
-            g_diff = gate_losses[const] - gate_losses[g_best, :, cols].T
-            g_se = g_diff.std(axis=0, ddof=1) * math.sqrt(m) / total
-            still &= g_scores[const] <= g_scores[g_best, cols] + gate * g_se
+            still &= ~_beats(gate_losses, g_best, const, total, gate)
         if wald is not None:
-            still &= ~wald[best, cols]
+            still &= ~wald(best)
         ok[:, still] = False
         ok[const, still] = True
     return scores, best, ok
@@ -471,21 +477,25 @@ def choose_time_model(
     if gcands is not None:
         g_losses = np.stack([_cv_losses(c, yw, gate_folds) for c in gcands])[:, :, None]
     parents = _parents([c.model for c in cands]) if term_gate else None
-    plaus = (losses[:, :, None], total, n_se, gate, const, g_losses, parents)
-    score_1, best_1, ok_1 = _plausible(*plaus)
     # Bonferroni over the drifting candidates: with no drift, any of them rejects at most
     # with probability drift_level
     level = None if gate is None or drift_level is None else drift_level / max(len(cands) - 1, 1)
-    if level is not None and const >= 0:  # the best's Wald test, variances from its residuals
-        var = smooth_variance(binned.count * _hc2(cands[int(best_1[0])], binned.y, yw, sw))
-        score_1, best_1, ok_1 = _plausible(*plaus, _drift_rejects(cands, yw[:, None], var, level))
+    # per-bin noise variances of ȳ from a candidate's residuals (HC2), once per candidate
+    noise_of = functools.cache(lambda c: _hc2(cands[c], binned.y, yw, sw))
+    # the best's Wald test on the log, bin variances from the best's own residuals
+    wald = _wald_of_best(
+        cands, yw[:, None], lambda b: smooth_variance(binned.count * noise_of(b)), level
+    )
+    score_1, best_1, ok_1 = _plausible(
+        losses[:, :, None], total, n_se, gate, const, g_losses, parents, wald
+    )
     best = int(best_1[0])
     scores = {c.model.name: float(v) for c, v in zip(cands, score_1[:, 0], strict=True)}
 
     zetas = np.stack([_zeta(c, targets(c.model), sw) for c in cands])  # (C, k, m)
     # per-bin noise variance from the best model's residuals (HC2), for the forecasts'
     # variances: Var(ζ·ȳ) = Σ ζ_j² v_j
-    v = _hc2(cands[best], binned.y, yw, sw)
+    v = noise_of(best)
     if rule == "mse":  # estimated mean squared error at the target, bias judged by the best
         key = _mse_key(zetas, binned.y[:, None], v, np.array([best]))[..., 0]
     else:  # "simplest": fewest parameters
@@ -494,8 +504,7 @@ def choose_time_model(
     k_rows = np.arange(zetas.shape[1])
     zeta = zetas[chosen, k_rows]  # (k, m)
     value = (zeta * binned.y).sum(axis=1)
-    noise = {int(c): _hc2(cands[c], binned.y, yw, sw) for c in set(chosen.tolist())}
-    se = np.sqrt([float((zeta[j] ** 2 * noise[int(c)]).sum()) for j, c in enumerate(chosen)])
+    se = np.sqrt([float((zeta[j] ** 2 * noise_of(int(c))).sum()) for j, c in enumerate(chosen)])
 
     low = high = None
     if alpha is not None:
@@ -547,7 +556,8 @@ def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, gate
     g_losses = None
     if second[0] is not None:  # the gate's second fold layout: (candidates, folds)
         g_losses = np.stack([_cv_losses(c, ys_w, second[1]) for c in second[0]])
-    wald = _drift_rejects(cands, ys_w, smooth_variance(xi**2), level) if const >= 0 else None
+    var_w = smooth_variance(xi**2)  # the world's own noise, whichever model is tested
+    wald = _wald_of_best(cands, ys_w, lambda b: var_w, level)
     d_scores, d_best, d_ok = _plausible(
         draw_losses, total, n_se, gate, const, g_losses, parents, wald
     )

@@ -19,35 +19,26 @@ year that lies wholly inside the stretch) is not eligible.
 Three steps then make the choice:
 
 * **A drift gate.** The constant (no drift) is kept unless the best-scoring model beats
-  it by ``gate`` = 2 standard errors of the mean per-bin difference of their losses. With
-  some 40 candidates, the best of them often beats the constant by one s.e. on a
-  stationary log (7 of 60 logs of 2,000 rounds in our Monte Carlo); a spurious trend
-  extrapolated a year ahead then costs more than all the precision the choice can gain.
-  The gate also asks the same question with **interleaved folds** (every K-th bin, so
-  every fold spans the year) and lets drift through when either says so: whether the
-  value moves at all is a question about the log's course, and contiguous stretches are
-  unfair to blocks of the year (a held-out stretch takes most of a block with it, so the
-  block's level is predicted from a few days). On 60 logs of 2,000 rounds with 8 blocks of
-  the year, the constant was kept in 22 logs with contiguous folds alone and in 4 with
-  both (MSE 0.047 → 0.020); steps, trends and stationary logs were unchanged. The choice
-  among drifting models stays with contiguous stretches: interleaved folds let 16 blocks
-  of the year mimic a step, whose level then "returns" next year (MSE 0.0035 → 0.040 on a
-  step at 0.6 of the year, 10,000 rounds). Last, drift passes when the best model's
-  heteroskedasticity-robust Wald test rejects the constant at ``drift_level`` / (C − 1)
-  (:mod:`.drift_test`; 1 %/43 = 2.3·10⁻⁴ for the 44 default candidates, Bonferroni):
-  cross-validation compares squared errors, whose per-bin differences are heavy-tailed,
-  and kept the constant in 5 of 200 logs of 10,000 rounds whose value moves with the day
-  of the week; the Wald test finds the drift in all 200, and lets none through on 200
-  stationary logs of 10,000 rounds nor on 200 of 2,000.
+  it by ``gate`` = 2 standard errors of the mean per-bin difference of their losses: with
+  some 40 candidates, the best often beats the constant by one s.e. on a stationary log,
+  and a spurious trend extrapolated a year ahead costs more than the choice can gain. The
+  gate also asks with **interleaved folds** (every K-th bin, so every fold spans the year)
+  and lets drift through when either says so: contiguous stretches are unfair to blocks of
+  the year (a held-out stretch takes most of a block with it). The choice among drifting
+  models stays with contiguous stretches: interleaved folds let 16 blocks of the year
+  mimic a step, whose level then "returns" next year. Last, drift passes when the best
+  model's heteroskedasticity-robust Wald test rejects the constant at ``drift_level`` /
+  (C − 1) (:mod:`.drift_test`; 1 %/43 = 2.3·10⁻⁴ for the 44 default candidates,
+  Bonferroni): cross-validation compares squared errors, whose per-bin differences are
+  heavy-tailed, and kept the constant in 5 of 200 logs of 10,000 rounds whose value moves
+  with the day of the week; the Wald test finds the drift in all 200, and lets none
+  through on 200 stationary logs of 10,000 rounds nor on 200 of 2,000.
 * **A term gate.** A model of two or more terms (a step or a season added to the day of
   the week) is eligible only where it beats each model with one of its terms dropped by
   the same ``gate`` s.e., under either fold layout: each term must earn its place, as
-  drift must against the constant. With 13 step times, a trend, 3 seasons and 4 blockings
-  of the year each tried on top of the day of the week, one of them beat the day of the
-  week alone by noise in most logs whose truth is the day of the week, and its forecast
-  carried that noise a year ahead. On 40 logs of 10,000 rounds (``tests/value_montecarlo.py``)
-  the day of the week alone was chosen in 15 without this gate and in 39 with it; MSE
-  0.0032 → 0.0026 (1.62× → 1.30× OPFV with the true φ).
+  drift must against the constant (with 21 terms tried beside the day of the week, one of
+  them beat it alone by noise in most logs whose truth is the day of the week). The
+  guide (``docs/guides/value-at-a-date.md``) gives each gate's Monte Carlo.
 * **The plausible set:** the eligible candidates within ``n_se`` = 1 s.e. of the best
   eligible score (the one-SE rule's set, Breiman et al. 1984).
 * **The lowest estimated error at the target** among them, by Claeskens & Hjort's
@@ -73,10 +64,13 @@ forecast f*_b compared with the world's own value; the basic bootstrap interval 
 [f̂ − q_{1−α/2}, f̂ − q_{α/2}] of those errors. Two worlds are drawn, the best-scoring
 model's (the least biased account of the log, so that the choice's bias toward simpler
 models shows in the draws) and the chosen model's (so that a spurious best does not move
-the interval off a right choice), and the interval is the hull of the two. It carries the
-noise, the choice's variability and the gap between the chosen and the best model; it
-does not carry an error of the model class itself (a future that leaves the pattern of
-the log).
+the interval off a right choice), and the interval is the hull of the two. Last, the hull
+takes in every plausible model's own noise interval f_c ± z·se_c (HC2): the log cannot
+rank those below the best, so none of them may be the truth the interval leaves out (a
+step at half the year and two blocks of the year fit a one-year log alike and part a year
+later). The interval carries the noise, the choice's variability and the plausible
+models' spread, not a model the log cannot show (a pattern too faint to pass the gate, a
+future that leaves the pattern of the log).
 
 References
 ----------
@@ -96,6 +90,7 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -347,6 +342,7 @@ def choose_time_model(
     gate_folds: str | None = "interleaved",
     term_gate: bool = True,
     drift_level: float | None = 0.01,
+    cover_plausible: bool = True,
     random_state=None,
 ) -> TimeChoice:
     """Choose a model by blocked CV, forecast the targets, bootstrap the interval.
@@ -394,6 +390,9 @@ def choose_time_model(
         not move, any of them rejects with probability at most about ``drift_level``, the
         tests' own size being approximate; default 0.01, no effect when ``gate`` is None);
         None: cross-validation alone.
+    cover_plausible : bool
+        The interval also holds each plausible model's own noise interval f_c ± z·se_c
+        (default True); False: the bootstrap worlds alone.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -427,8 +426,9 @@ def choose_time_model(
         isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
     ):
         raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
-    if not isinstance(term_gate, bool | np.bool_):
-        raise ValueError(f"term_gate must be True or False; got {term_gate!r}")
+    for flag, name in ((term_gate, "term_gate"), (cover_plausible, "cover_plausible")):
+        if not isinstance(flag, bool | np.bool_):
+            raise ValueError(f"{name} must be True or False; got {flag!r}")
     real = isinstance(drift_level, numbers.Real) and not isinstance(drift_level, bool)
     if drift_level is not None and not (real and 0 < drift_level < 1):
         raise ValueError(f"drift_level must be None or in (0, 1); got {drift_level!r}")
@@ -527,6 +527,12 @@ def choose_time_model(
             lo_q, hi_q = np.quantile(err, [alpha / 2, 1 - alpha / 2], axis=1)
             low[rows] = np.minimum(low[rows], value[rows] - hi_q)
             high[rows] = np.maximum(high[rows], value[rows] - lo_q)
+        if cover_plausible:  # no model the log cannot rank below the best is left out
+            z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+            for c in np.flatnonzero(ok_1[:, 0]):
+                f_c = zetas[c] @ binned.y
+                s_c = np.sqrt((zetas[c] ** 2 * noise_of(int(c))).sum(axis=1))
+                low, high = np.minimum(low, f_c - z * s_c), np.maximum(high, f_c + z * s_c)
         low, high = np.minimum(low, value), np.maximum(high, value)
 
     return TimeChoice(

@@ -75,6 +75,7 @@ API_MODULES = {
         "pyprog.offpolicy.time_models",
         "pyprog.offpolicy.time_candidates",
         "pyprog.offpolicy.drift_test",
+        "pyprog.offpolicy.time_cv",
         "pyprog.offpolicy.time_selection",
     ],
     "learn": [

@@ -85,7 +85,6 @@ bootstrap.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import numbers
 from collections.abc import Callable
@@ -95,13 +94,21 @@ from statistics import NormalDist
 import numpy as np
 
 from pyprog.offpolicy.drift_test import (
-    drift_basis,
     drift_rejects,
     drift_statistic,
     smooth_variance,
 )
 from pyprog.offpolicy.time_candidates import Binned, default_time_models
-from pyprog.offpolicy.time_terms import Step, TimeModel
+from pyprog.offpolicy.time_cv import (
+    FOLDS,
+    Candidate,
+    candidate,
+    cv_losses,
+    fitted,
+    hc2_variance,
+    stretches,
+)
+from pyprog.offpolicy.time_terms import TimeModel
 
 __all__ = [
     "TimeChoice",
@@ -110,72 +117,6 @@ __all__ = [
 
 #: Bootstrap draws repeated at once (the losses of every candidate, bin and draw are held).
 DRAW_CHUNK = 200
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """One model's least-squares machinery on the bins."""
-
-    model: TimeModel
-    q: np.ndarray  # (m, p): orthonormal basis of √n X
-    r: np.ndarray  # (p, p)
-    scale: np.ndarray  # (p,)
-    press: list  # per stretch: (I − H_FF)⁻¹, (|F|, |F|)
-    drift: np.ndarray  # (m, p − 1): the columns net of the constant (:mod:`.drift_test`)
-
-    @property
-    def p(self) -> int:
-        return int(self.q.shape[1])
-
-    @property
-    def size(self) -> int:
-        """Complexity for the one-SE rule: columns, plus one per step's chosen time."""
-        return self.p + sum(isinstance(term, Step) for term in self.model.terms)
-
-
-FOLDS = ("blocked", "interleaved")
-
-
-def _stretches(m: int, n_folds: int, kind: str = "blocked") -> list:
-    """The K folds of m time-ordered bins: contiguous stretches, or every K-th bin."""
-    if kind == "interleaved":
-        return [np.arange(k, m, n_folds) for k in range(n_folds)]
-    edges = (np.arange(n_folds + 1) * m) // n_folds
-    return [slice(int(a), int(b)) for a, b in itertools.pairwise(edges)]
-
-
-def _candidate(model: TimeModel, binned: Binned, folds: list) -> _Candidate | None:
-    t0, t1 = binned.span
-    sw = np.sqrt(binned.count)
-    X = model.design(binned.times, t0, t1)
-    if X.shape[1] + 2 > binned.m:
-        return None
-    Xw = X * sw[:, None]
-    scale = np.linalg.norm(Xw, axis=0)
-    if (scale == 0).any():
-        return None
-    q, r = np.linalg.qr(Xw / scale)
-    diag = np.abs(np.diag(r))
-    if diag.min() < 1e-10 * diag.max():
-        return None  # rank-deficient on these times (a block never observed)
-    press = []
-    for f in folds:
-        qf = q[f]
-        a = np.eye(qf.shape[0]) - qf @ qf.T
-        s = np.linalg.svd(a, compute_uv=False)
-        if s.min() < 1e-8:
-            return None  # a stretch the rest cannot predict
-        press.append(np.linalg.inv(a))
-    return _Candidate(model, q, r, scale, press, drift_basis(q, sw))
-
-
-def _cv_losses(cand: _Candidate, yw: np.ndarray, folds: list) -> np.ndarray:
-    """Held-out squared errors (weighted) per bin, for columns of yw: (m,) or (m, B)."""
-    resid = yw - cand.q @ (cand.q.T @ yw)
-    out = np.empty_like(resid)
-    for f, press in zip(folds, cand.press, strict=True):
-        out[f] = press @ resid[f]
-    return out**2
 
 
 def _parents(models: list) -> list[list[int]]:
@@ -294,7 +235,8 @@ class TimeChoice:
     value : numpy.ndarray, shape (k,)
         Forecasts at the k targets.
     low, high : numpy.ndarray, shape (k,) or None
-        Bootstrap interval ends (None without ``alpha``).
+        Interval ends: the bootstrap's, widened to every plausible model's noise interval
+        with ``cover_plausible`` (None without ``alpha``).
     se : numpy.ndarray, shape (k,)
         The chosen model's HC2 standard error (noise only, no choice) per target.
     scores : dict
@@ -320,7 +262,7 @@ class TimeChoice:
         return self.models[0]
 
 
-def _zeta(cand: _Candidate, x_star: np.ndarray, sw: np.ndarray) -> np.ndarray:
+def _zeta(cand: Candidate, x_star: np.ndarray, sw: np.ndarray) -> np.ndarray:
     """Forecast weights on ȳ for targets x_star (k, p): shape (k, m)."""
     u = np.linalg.solve(cand.r.T, (x_star / cand.scale).T)  # (p, k)
     return (cand.q @ u).T * sw[None, :]
@@ -456,10 +398,10 @@ def choose_time_model(
     if models is None:
         models = default_time_models(t0, t1)
     k_folds, second = int(n_folds), gate_folds not in (None, folds)
-    gate_folds = _stretches(binned.m, k_folds, gate_folds) if second else None
-    folds = _stretches(binned.m, k_folds, folds)
-    cands = [c for c in (_candidate(mdl, binned, folds) for mdl in models) if c is not None]
-    gcands = [_candidate(c.model, binned, gate_folds) for c in cands] if second else None
+    gate_folds = stretches(binned.m, k_folds, gate_folds) if second else None
+    folds = stretches(binned.m, k_folds, folds)
+    cands = [c for c in (candidate(mdl, binned, folds) for mdl in models) if c is not None]
+    gcands = [candidate(c.model, binned, gate_folds) for c in cands] if second else None
     if gcands is not None and any(g is None for g in gcands):
         gcands = None  # a candidate the second layout cannot score: the first layout alone
     if not cands:
@@ -471,17 +413,17 @@ def choose_time_model(
     yw = sw * binned.y
     total = float(binned.count.sum())
     sizes = np.array([c.size for c in cands])
-    losses = np.stack([_cv_losses(c, yw, folds) for c in cands])  # (C, m)
+    losses = np.stack([cv_losses(c, yw, folds) for c in cands])  # (C, m)
     const = next((i for i, c in enumerate(cands) if not c.model.terms), -1)
     g_losses = None
     if gcands is not None:
-        g_losses = np.stack([_cv_losses(c, yw, gate_folds) for c in gcands])[:, :, None]
+        g_losses = np.stack([cv_losses(c, yw, gate_folds) for c in gcands])[:, :, None]
     parents = _parents([c.model for c in cands]) if term_gate else None
     # Bonferroni over the drifting candidates: with no drift, any of them rejects at most
     # with probability drift_level
     level = None if gate is None or drift_level is None else drift_level / max(len(cands) - 1, 1)
     # per-bin noise variances of ȳ from a candidate's residuals (HC2), once per candidate
-    noise_of = functools.cache(lambda c: _hc2(cands[c], binned.y, yw, sw))
+    noise_of = functools.cache(lambda c: hc2_variance(cands[c], binned.y, yw, sw))
     # the best's Wald test on the log, bin variances from the best's own residuals
     wald = _wald_of_best(
         cands, yw[:, None], lambda b: smooth_variance(binned.count * noise_of(b)), level
@@ -554,14 +496,14 @@ def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, gate
     (:func:`_plausible`)."""
     const, parents, level = gated
     world = cands[w]
-    fit_w = _fitted(world, yw)  # √n ŷ
+    fit_w = fitted(world, yw)  # √n ŷ
     hw = np.einsum("ij,ij->i", world.q, world.q)
     xi = (yw - fit_w) / np.sqrt(np.maximum(1.0 - hw, 1e-12))
     ys_w = fit_w[:, None] + xi[:, None] * signs  # (m, B), weighted scale
-    draw_losses = np.stack([_cv_losses(c, ys_w, folds) for c in cands])  # (C, m, B)
+    draw_losses = np.stack([cv_losses(c, ys_w, folds) for c in cands])  # (C, m, B)
     g_losses = None
     if second[0] is not None:  # the gate's second fold layout: (candidates, folds)
-        g_losses = np.stack([_cv_losses(c, ys_w, second[1]) for c in second[0]])
+        g_losses = np.stack([cv_losses(c, ys_w, second[1]) for c in second[0]])
     var_w = smooth_variance(xi**2)  # the world's own noise, whichever model is tested
     wald = _wald_of_best(cands, ys_w, lambda b: var_w, level)
     d_scores, d_best, d_ok = _plausible(
@@ -594,13 +536,3 @@ def _mse_key(zetas: np.ndarray, ys: np.ndarray, v: np.ndarray, best: np.ndarray)
         bias2 = (f[:, :, sel] - f_best[None, :, sel]) ** 2 - var_d[:, :, None]
         out[:, :, sel] = np.maximum(bias2, 0.0) + var[:, :, None]
     return out
-
-
-def _hc2(cand: _Candidate, y: np.ndarray, yw: np.ndarray, sw: np.ndarray) -> np.ndarray:
-    """Per-bin noise variances of ȳ from the candidate's residuals, ξ_j² / (1 − h_j)."""
-    h = np.einsum("ij,ij->i", cand.q, cand.q)
-    return (y - _fitted(cand, yw) / sw) ** 2 / np.maximum(1.0 - h, 1e-12)
-
-
-def _fitted(cand: _Candidate, yw: np.ndarray) -> np.ndarray:
-    return cand.q @ (cand.q.T @ yw)

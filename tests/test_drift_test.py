@@ -124,3 +124,13 @@ def test_drift_level_is_checked():
     for bad in (0, 1, 1.5, -0.1, True, "0.01"):
         with pytest.raises(ValueError, match="drift_level must be None or in"):
             choose_time_model(b, at, alpha=None, drift_level=bad)
+
+
+def test_the_weekday_power_script_tells_a_clear_pattern_from_none():
+    """``tests/weekday_power.py`` (the guide's power figures): a day-of-week log of 10,000
+    rounds rejects far below the gate's level; a stationary log of 2,000 does not."""
+    from contextual_year import YearOfRounds
+    from weekday_power import weekday_p_value
+
+    assert weekday_p_value(YearOfRounds("weekday"), 10_000, 7) < 1e-6
+    assert weekday_p_value(YearOfRounds("stationary"), 2_000, 7) > 0.05

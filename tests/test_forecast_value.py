@@ -364,10 +364,32 @@ def test_the_term_gate_keeps_a_term_out_until_it_earns_its_place():
     assert chosen[0.3, True] == chosen[0.3, False] == (both, both)
 
 
+def test_the_interval_holds_twins_the_log_cannot_tell_apart():
+    """A step at half the year and two blocks of the year fit a one-year log alike; a year
+    later they part by the step's size. The interval holds both forecasts; the bootstrap
+    worlds alone (``cover_plausible=False``) hold only the chosen one's."""
+    t = np.arange(0.0, 365.0) + 0.5
+    y = 1.0 * (t >= YEAR / 2) + np.random.default_rng(0).normal(0, 0.3, t.size)
+    b = bin_estimates(y, t)
+    twins = [TimeModel((step(YEAR / 2),)), TimeModel((blocks(PeriodBlocks(YEAR, 2)),))]
+    at = lambda m: m.design(np.array([400.0]), *b.span)  # noqa: E731  (block 0 next year)
+    # each alone: no constant among the models, so no gate
+    f = [choose_time_model(b, at, models=[m], alpha=None).value[0] for m in twins]
+    assert f[0] == pytest.approx(1.0, abs=0.1) and f[1] == pytest.approx(0.0, abs=0.1)
+    models = [TimeModel(()), *twins]
+    both = choose_time_model(b, at, models=models, random_state=0)
+    alone = choose_time_model(b, at, models=models, random_state=0, cover_plausible=False)
+    assert both.model == alone.model and both.value[0] == alone.value[0]
+    assert both.low[0] <= min(f) and both.high[0] >= max(f), (both.low, both.high, f)
+    assert not (alone.low[0] <= min(f) and alone.high[0] >= max(f)), (alone.low, alone.high)
+    assert both.low[0] <= alone.low[0] and both.high[0] >= alone.high[0]
+
+
 @pytest.mark.parametrize(
     "kw, match",
     [
         ({"term_gate": "yes"}, "term_gate must be True or False"),
+        ({"cover_plausible": 1}, "cover_plausible must be True or False"),
         ({"rule": "lowest"}, "rule must be 'mse' or 'simplest'"),
         ({"folds": "random"}, r"folds must be one of \('blocked', 'interleaved'\)"),
         ({"gate_folds": "random"}, "gate_folds must be None or one of"),

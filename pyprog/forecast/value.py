@@ -17,10 +17,11 @@ it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evalu
    constant, a trend, a persistent step, a yearly season or blocks of the year, each with
    or without the day of the week) is chosen by blocked cross-validation in time behind a
    drift gate, then evaluated at the target.
-3. **An interval** from a wild bootstrap that repeats the choice in every draw. By the
-   orthogonality of cross-fitted DR (Chernozhukov et al. 2018), the reward model's
-   fitting error enters the estimate only at second order, so the pseudo-outcomes' own
-   variability carries it to first order.
+3. **An interval** from a wild bootstrap that repeats the choice in every draw, widened to
+   hold every plausible model's own noise interval (models the log cannot rank below the
+   best, which may forecast otherwise). By the orthogonality of cross-fitted DR
+   (Chernozhukov et al. 2018), the reward model's fitting error enters the estimate only
+   at second order, so the pseudo-outcomes' own variability carries it to first order.
 
 How far ahead: the chosen model is extrapolated on its own terms (a season repeats, a
 trend continues, the level after a step persists), which a log cannot test beyond its own
@@ -90,7 +91,7 @@ class ValueForecast:
         Rounds in the log, and the one-day (``bin_width``) bins they fill.
     se : float
         The chosen model's noise-only standard error (HC2), for reference; the interval
-        is the bootstrap's.
+        is the bootstrap's, widened to the plausible models' noise intervals.
     scores : dict
         Cross-validation score of every eligible candidate model (lower is better).
     """

@@ -68,9 +68,12 @@ the interval off a right choice), and the interval is the hull of the two. Last,
 takes in every plausible model's own noise interval f_c ± z·se_c (HC2): the log cannot
 rank those below the best, so none of them may be the truth the interval leaves out (a
 step at half the year and two blocks of the year fit a one-year log alike and part a year
-later). The interval carries the noise, the choice's variability and the plausible
-models' spread, not a model the log cannot show (a pattern too faint to pass the gate, a
-future that leaves the pattern of the log).
+later). So does a model the drift gate turned away, if it is within ``n_se`` of the best
+and its own Wald test rejects the constant at α: the gate's strict level guards the point
+forecast against spurious drift, and the interval must not leave out a drift significant
+at its own level. The interval carries the noise, the choice's variability and the
+plausible models' spread, not a model the log cannot show (a pattern too faint for even
+that test, a future that leaves the pattern of the log).
 
 References
 ----------
@@ -333,7 +336,9 @@ def choose_time_model(
         tests' own size being approximate; default 0.01, no effect when ``gate`` is None);
         None: cross-validation alone.
     cover_plausible : bool
-        The interval also holds each plausible model's own noise interval f_c ± z·se_c
+        The interval also holds each plausible model's own noise interval f_c ± z·se_c,
+        and that of each model the drift gate turned away whose score is within ``n_se``
+        s.e. of the best and whose own Wald test rejects the constant at ``alpha``
         (default True); False: the bootstrap worlds alone.
     random_state : None, int or numpy.random.Generator
 
@@ -470,8 +475,18 @@ def choose_time_model(
             low[rows] = np.minimum(low[rows], value[rows] - hi_q)
             high[rows] = np.maximum(high[rows], value[rows] - lo_q)
         if cover_plausible:  # no model the log cannot rank below the best is left out
+            members = ok_1[:, 0].copy()
+            if gate is not None and const >= 0:
+                # the drift gate's strict level guards the point forecast; the interval
+                # also holds a model it turned away whose own drift test rejects at α
+                _, _, free = _plausible(losses[:, :, None], total, n_se, gate, -1, g_losses,
+                                        parents)  # fmt: skip
+                for c in np.flatnonzero(free[:, 0] & ~members):
+                    u, var = cands[c].drift, smooth_variance(binned.count * noise_of(int(c)))
+                    stat = drift_statistic(u, yw[:, None], var)
+                    members[c] = drift_rejects(stat, u.shape[1], binned.m, cands[c].p, alpha)[0]
             z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-            for c in np.flatnonzero(ok_1[:, 0]):
+            for c in np.flatnonzero(members):
                 f_c = zetas[c] @ binned.y
                 s_c = np.sqrt((zetas[c] ** 2 * noise_of(int(c))).sum(axis=1))
                 low, high = np.minimum(low, f_c - z * s_c), np.maximum(high, f_c + z * s_c)

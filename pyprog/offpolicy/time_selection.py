@@ -429,10 +429,9 @@ def choose_time_model(
     level = None if gate is None or drift_level is None else drift_level / max(len(cands) - 1, 1)
     # per-bin noise variances of ȳ from a candidate's residuals (HC2), once per candidate
     noise_of = functools.cache(lambda c: hc2_variance(cands[c], binned.y, yw, sw))
-    # the best's Wald test on the log, bin variances from the best's own residuals
-    wald = _wald_of_best(
-        cands, yw[:, None], lambda b: smooth_variance(binned.count * noise_of(b)), level
-    )
+    # a model's Wald test on the log uses bin variances from its own residuals
+    log_var = lambda c: smooth_variance(binned.count * noise_of(c))  # noqa: E731
+    wald = _wald_of_best(cands, yw[:, None], log_var, level)
     score_1, best_1, ok_1 = _plausible(
         losses[:, :, None], total, n_se, gate, const, g_losses, parents, wald
     )
@@ -481,10 +480,9 @@ def choose_time_model(
                 # also holds a model it turned away whose own drift test rejects at α
                 _, _, free = _plausible(losses[:, :, None], total, n_se, gate, -1, g_losses,
                                         parents)  # fmt: skip
+                at_alpha = _wald_of_best(cands, yw[:, None], log_var, alpha)
                 for c in np.flatnonzero(free[:, 0] & ~members):
-                    u, var = cands[c].drift, smooth_variance(binned.count * noise_of(int(c)))
-                    stat = drift_statistic(u, yw[:, None], var)
-                    members[c] = drift_rejects(stat, u.shape[1], binned.m, cands[c].p, alpha)[0]
+                    members[c] = at_alpha(np.array([c]))[0]
             z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
             for c in np.flatnonzero(members):
                 f_c = zetas[c] @ binned.y

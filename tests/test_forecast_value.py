@@ -403,6 +403,29 @@ def test_the_interval_holds_a_drift_the_gate_turned_away_but_its_own_test_sees()
     assert not alone.low[0] <= -0.1, (alone.low, alone.high)
 
 
+def test_the_interval_holds_a_term_the_term_gate_turned_away_but_its_own_test_sees():
+    """Two halves of the year 0.5 apart and Saturdays 0.1 lower, daily noise sd 0.3 (seed
+    1): the term gate keeps the halves alone (the day of week does not beat them by 2 s.e.
+    of cross-validated loss), but the nested Wald test of the day of week beyond the
+    halves rejects at the interval's 10 % (p = 0.007). The interval then holds the
+    halves + day-of-week model's noise interval, and with it the Saturday's truth."""
+    t = np.arange(0.0, 365.0) + 0.5
+    saturday = np.floor(t + 3).astype(int) % 7 == 5  # day 0 is a Thursday
+    y = 0.5 * (t >= YEAR / 2) - 0.1 * saturday + np.random.default_rng(1).normal(0, 0.3, t.size)
+    b = bin_estimates(y, t)
+    half, dow = blocks(PeriodBlocks(YEAR, 2)), blocks(DayOfWeek())
+    models = [TimeModel(()), TimeModel((half,)), TimeModel((dow,)), TimeModel((half, dow))]
+    at = lambda m: m.design(np.array([401.5]), *b.span)  # noqa: E731  (a Saturday, first half)
+    held = choose_time_model(b, at, models=models, random_state=0)
+    alone = choose_time_model(b, at, models=models, random_state=0, cover_plausible=False)
+    assert held.model == alone.model == "const+blocks(365.25D/2)"
+    assert held.low[0] <= -0.1 <= held.high[0], (held.low, held.high)
+    assert not alone.low[0] <= -0.1, (alone.low, alone.high)
+    # without the day of week among the candidates nothing widens it that far
+    no_dow = choose_time_model(b, at, models=models[:2], random_state=0)
+    assert not no_dow.low[0] <= -0.1, (no_dow.low, no_dow.high)
+
+
 @pytest.mark.parametrize(
     "kw, match",
     [

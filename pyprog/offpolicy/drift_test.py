@@ -46,6 +46,7 @@ __all__ = [
     "drift_basis",
     "drift_rejects",
     "drift_statistic",
+    "nested_basis",
     "smooth_variance",
 ]
 
@@ -76,10 +77,36 @@ def drift_basis(q: np.ndarray, sw: np.ndarray) -> np.ndarray:
     >>> u.shape, bool(abs(u[:, 0] @ sw) < 1e-12)
     ((4, 1), True)
     """
-    e = sw / np.linalg.norm(sw)
-    net = q - e[:, None] * (e @ q)[None, :]
+    return nested_basis(q, (sw / np.linalg.norm(sw))[:, None])
+
+
+def nested_basis(q: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the span of q net of the span of ``base``.
+
+    The directions a bigger model adds to a smaller one nested in it: their robust Wald
+    statistic (:func:`drift_statistic`) tests the terms the bigger model adds. Against
+    the constant (base √n / ‖√n‖) it is :func:`drift_basis`.
+
+    Parameters
+    ----------
+    q : numpy.ndarray, shape (m, p)
+        Orthonormal basis of the bigger model's count-weighted design.
+    base : numpy.ndarray, shape (m, r)
+        Orthonormal basis of the smaller model's, its span inside q's.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, p − r)
+
+    Examples
+    --------
+    >>> q = np.eye(4)[:, :3]
+    >>> nested_basis(q, np.eye(4)[:, :1]).shape
+    (4, 2)
+    """
+    net = q - base @ (base.T @ q)
     u, s, _ = np.linalg.svd(net, full_matrices=False)
-    return u[:, s > 0.5]  # singular values are 1 for drift directions, 0 for the constant
+    return u[:, s > 0.5]  # singular values are 1 for the added directions, 0 for base's
 
 
 def drift_statistic(u: np.ndarray, yw: np.ndarray, var: np.ndarray) -> np.ndarray:

@@ -68,12 +68,15 @@ the interval off a right choice), and the interval is the hull of the two. Last,
 takes in every plausible model's own noise interval f_c ± z·se_c (HC2): the log cannot
 rank those below the best, so none of them may be the truth the interval leaves out (a
 step at half the year and two blocks of the year fit a one-year log alike and part a year
-later). So does a model the drift gate turned away, if it is within ``n_se`` of the best
-and its own Wald test rejects the constant at α: the gate's strict level guards the point
-forecast against spurious drift, and the interval must not leave out a drift significant
-at its own level. The interval carries the noise, the choice's variability and the
-plausible models' spread, not a model the log cannot show (a pattern too faint for even
-that test, a future that leaves the pattern of the log).
+later). So does a model a gate turned away, if it is within ``n_se`` of the best and its
+own robust Wald tests reject at α: against the constant (the drift gate's question) and,
+for a model the term gate turned away, each of its terms against the model without it
+(:func:`.nested_basis`). The gates' strict levels guard the point forecast against
+spurious drift, and the interval must not leave out a drift or a term significant at its
+own level (halves of the year and a faint day of the week: the term gate keeps the halves
+alone, the day of week's nested test sees it). The interval carries the noise, the
+choice's variability and the plausible models' spread, not a model the log cannot show (a
+pattern too faint for even those tests, a future that leaves the pattern of the log).
 
 References
 ----------
@@ -99,6 +102,7 @@ import numpy as np
 from pyprog.offpolicy.drift_test import (
     drift_rejects,
     drift_statistic,
+    nested_basis,
     smooth_variance,
 )
 from pyprog.offpolicy.time_candidates import Binned, default_time_models
@@ -162,6 +166,28 @@ def _wald_of_best(cands: list, yw: np.ndarray, var_of: Callable, level) -> Calla
     return test
 
 
+def _near(losses, best: np.ndarray, total: float, n_se: float) -> np.ndarray:
+    """Whether each candidate's score is within ``n_se`` s.e. of the best's, the s.e. of
+    the mean per-bin difference of their losses: (C, B) from losses (C, m, B), best (B,)."""
+    m, cols = losses.shape[1], np.arange(losses.shape[2])
+    diff = losses - losses[best, :, cols].T[None, :, :]
+    se = diff.std(axis=1, ddof=1) * math.sqrt(m) / total
+    scores = losses.sum(axis=1) / total
+    return scores <= scores[best, cols][None, :] + n_se * se
+
+
+def _terms_earn(cands: list, c: int, parents: list, yw: np.ndarray, var, level) -> bool:
+    """Whether each term of candidate c beats the model without it (each of its
+    ``parents``) by the nested robust Wald test at ``level``: the directions c adds to
+    the parent (:func:`.nested_basis`) tested on the log yw (m,), bin variances var (m,)."""
+    for p in parents:
+        u = nested_basis(cands[c].q, cands[p].q)
+        stat = drift_statistic(u, yw[:, None], var)
+        if not drift_rejects(stat, u.shape[1], yw.shape[0], cands[c].p, level)[0]:
+            return False
+    return True
+
+
 def _plausible(
     losses,
     total: float,
@@ -195,9 +221,7 @@ def _plausible(
                     beats |= _beats(gate_losses, c, p, total, gate)
                 admissible[c] &= beats
     best = np.argmin(np.where(admissible, scores, np.inf), axis=0)
-    diff = losses - losses[best, :, cols].T[None, :, :]
-    se = diff.std(axis=1, ddof=1) * math.sqrt(m) / total
-    ok = admissible & (scores <= scores[best, cols][None, :] + n_se * se)
+    ok = admissible & _near(losses, best, total, n_se)
     ok[best, cols] = True
     if gate is not None and const >= 0:  # no drift unless the best beats the constant clearly
         still = ~_beats(losses, best, const, total, gate)
@@ -239,7 +263,8 @@ class TimeChoice:
         Forecasts at the k targets.
     low, high : numpy.ndarray, shape (k,) or None
         Interval ends: the bootstrap's, widened to every plausible model's noise interval
-        with ``cover_plausible`` (None without ``alpha``).
+        (and a tested model a gate turned away) with ``cover_plausible`` (None without
+        ``alpha``).
     se : numpy.ndarray, shape (k,)
         The chosen model's HC2 standard error (noise only, no choice) per target.
     scores : dict
@@ -337,9 +362,10 @@ def choose_time_model(
         None: cross-validation alone.
     cover_plausible : bool
         The interval also holds each plausible model's own noise interval f_c ± z·se_c,
-        and that of each model the drift gate turned away whose score is within ``n_se``
-        s.e. of the best and whose own Wald test rejects the constant at ``alpha``
-        (default True); False: the bootstrap worlds alone.
+        and that of each model a gate turned away whose score is within ``n_se`` s.e. of
+        the best and whose own Wald tests reject at ``alpha``: the constant, and (turned
+        away by the term gate) each term against the model without it (default True);
+        False: the bootstrap worlds alone.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -475,14 +501,19 @@ def choose_time_model(
             high[rows] = np.maximum(high[rows], value[rows] - lo_q)
         if cover_plausible:  # no model the log cannot rank below the best is left out
             members = ok_1[:, 0].copy()
-            if gate is not None and const >= 0:
-                # the drift gate's strict level guards the point forecast; the interval
-                # also holds a model it turned away whose own drift test rejects at α
-                _, _, free = _plausible(losses[:, :, None], total, n_se, gate, -1, g_losses,
-                                        parents)  # fmt: skip
+            if gate is not None:
+                # the gates' strict levels guard the point forecast; the interval also
+                # holds a model within n_se of the best that a gate turned away, when its
+                # own robust Wald tests reject at α: against the constant (the drift
+                # gate's), and each term against the model without it (the term gate's)
+                _, best_free, free = _plausible(losses[:, :, None], total, n_se, gate, -1,
+                                                g_losses, parents)  # fmt: skip
+                near = _near(losses[:, :, None], best_free, total, n_se)[:, 0]
                 at_alpha = _wald_of_best(cands, yw[:, None], log_var, alpha)
-                for c in np.flatnonzero(free[:, 0] & ~members):
-                    members[c] = at_alpha(np.array([c]))[0]
+                for c in np.flatnonzero(near & ~members):
+                    members[c] = at_alpha(np.array([c]))[0] and (
+                        free[c, 0] or _terms_earn(cands, c, parents[c], yw, log_var(c), alpha)
+                    )
             z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
             for c in np.flatnonzero(members):
                 f_c = zetas[c] @ binned.y

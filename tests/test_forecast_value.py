@@ -459,3 +459,15 @@ def test_a_context_or_policy_column_of_text_is_named():
     bad = dict(frame, pi_2=np.array(["0.1"] * 600))
     with pytest.raises(ValueError, match="policy: column 'pi_2' must hold numbers"):
         forecast_value(bad, "pi_", at=YEAR + 10)
+
+
+def test_the_fixed_truth_script_reports_coverage_per_cell_and_horizon():
+    """``tests/value_fixed_truth.py`` (the slow fixed-truth grid), on 2 small logs: the
+    cell's coverage, one entry per fixed horizon, and its table row."""
+    from value_fixed_truth import HORIZONS, one_cell, table
+
+    r = one_cell("step", {"step_at": 0.3}, "at 0.3", 2, 1500, 0)
+    assert r["cell"] == "step at 0.3" and r["logs"] == 2 and r["refused"] == 0
+    assert list(r["by_horizon"]) == [f"{h:g}" for h in HORIZONS]
+    assert 0.0 <= r["coverage"] <= 1.0 and r["median_width"] > 0
+    assert table([r]).splitlines()[2].startswith("| step at 0.3 | ")

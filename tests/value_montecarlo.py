@@ -65,10 +65,15 @@ def shape_key(shape: str, kw: dict) -> str:
     return f"step@{kw['step_at']:g}" if shape == "step" else shape
 
 
-def one_log(gen: YearOfRounds, shape: str, n: int, seed: int) -> dict:
+def one_log(
+    gen: YearOfRounds, shape: str, n: int, seed: int, horizons=None, baselines: bool = True
+) -> dict:
+    """One log and its targets: ``horizons`` days after its last round (default 8 drawn
+    uniformly in 1-360); ``baselines=False`` skips OPFV and DR (pyprog's forecasts only)."""
     rng = np.random.default_rng(seed)
     d = gen.sample(n, rng)
-    targets = d["times"].max() + rng.uniform(1.0, 360.0, N_TARGETS)
+    ahead = rng.uniform(1.0, 360.0, N_TARGETS) if horizons is None else np.asarray(horizons)
+    targets = d["times"].max() + ahead
     truth = gen.value(targets)
     frame = {"time": d["times"], "action": d["action"], "reward": d["reward"],
              "pscore": d["pscore"]}  # fmt: skip
@@ -84,6 +89,8 @@ def one_log(gen: YearOfRounds, shape: str, n: int, seed: int) -> dict:
         out["estimator"] = res[0].estimator
     except ForecastError as exc:
         out["refused"] = str(exc)
+    if not baselines:
+        return out
     keys = ("context", "times", "action", "reward", "pscore")
     args = [d[k] for k in keys]
     sel = opfv_select(*args, gen.evaluation, targets, n_actions=gen.n_actions, random_state=seed)
@@ -93,7 +100,7 @@ def one_log(gen: YearOfRounds, shape: str, n: int, seed: int) -> dict:
                     n_actions=gen.n_actions, random_state=seed)  # fmt: skip
         out["opfv_true"] = true.value.tolist()
     dr = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
-    out["dr"] = [dr.value] * N_TARGETS
+    out["dr"] = [dr.value] * len(targets)
     return out
 
 

@@ -210,7 +210,7 @@ def _plausible(
     rejects the constant (``wald``, from :func:`_wald_of_best`).
     """
     scores = losses.sum(axis=1) / total
-    C, m, B = losses.shape
+    C, _, B = losses.shape
     cols = np.arange(B)
     admissible = np.ones((C, B), dtype=bool)
     if gate is not None and parents:

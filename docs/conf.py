@@ -60,6 +60,7 @@ API_MODULES = {
         "pyprog.forecast.readers.episodes",
         "pyprog.forecast.readers.common",
         "pyprog.forecast.logged",
+        "pyprog.forecast.rounds_csv",
         "pyprog.forecast.value",
         "pyprog.forecast.plot",
     ],

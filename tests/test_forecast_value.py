@@ -14,9 +14,13 @@ from contextual_year import YEAR, YearOfRounds, as_datetime64
 
 import pyprog
 from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.value import forecast_value, read_rounds_csv
+from pyprog.forecast.value import UNTIMED, forecast_value, read_rounds_csv
 from pyprog.offpolicy import DayOfWeek, PeriodBlocks, TimeModel, blocks, season, step, trend
-from pyprog.offpolicy.time_candidates import bin_estimates, default_time_models
+from pyprog.offpolicy.time_candidates import (
+    bin_estimates,
+    default_reward_time_model,
+    default_time_models,
+)
 from pyprog.offpolicy.time_selection import choose_time_model
 
 
@@ -37,7 +41,8 @@ def test_top_level_export_and_result_fields():
     f = pyprog.forecast_value(frame, "pi_", at=YEAR + 30)
     assert isinstance(f, pyprog.ValueForecast)
     assert f.low <= f.value <= f.high
-    assert f.estimator in ("dr-pooled", "dr", "is") and f.model.startswith("const")
+    assert f.estimator.removesuffix(UNTIMED) in ("dr-pooled", "dr", "is")
+    assert f.model.startswith("const")
     out = f.as_dict()
     assert set(out) >= {"value", "low", "high", "model", "estimator", "target", "alpha"}
     json.dumps(out, allow_nan=False)
@@ -122,7 +127,7 @@ def drifting_contexts_log(n=3000, seed=0, shift=1.5):
 
 def test_contexts_are_pooled_unless_they_drift():
     gen, d, frame = year_log("blocks", n=3000, seed=2)
-    kw = {"at": YEAR + 20, "alpha": None, "estimator": "dr"}
+    kw = {"at": YEAR + 20, "alpha": None, "estimator": "dr", "time_feature": None}
     assert forecast_value(frame, "pi_", **kw).estimator == "dr-pooled"
     assert forecast_value(frame, "pi_", pool_contexts=False, **kw).estimator == "dr"
     frame, pi = drifting_contexts_log()
@@ -140,6 +145,27 @@ def test_contexts_are_pooled_unless_they_drift():
     assert forecast_value(frame, pi, reward_model=Mean(), **kw).estimator == "dr"
     with pytest.raises(ValueError, match="pool_contexts=True needs a reward model affine"):
         forecast_value(frame, pi, reward_model=Mean(), pool_contexts=True, **kw)
+
+
+@pytest.mark.parametrize("shape, n, seed, untimed", [
+    ("stationary", 1000, 0, True),  # nothing in time to explain: q̂'s time inputs only add noise
+    ("blocks", 3000, 2, False),  # q̂ follows the blocks, and DR's residuals shrink
+])  # fmt: skip
+def test_auto_time_inputs_keep_the_reward_model_the_backtest_prefers(shape, n, seed, untimed):
+    """time_feature="auto" computes DR with and without q̂'s time inputs and keeps the
+    one with the lower cross-validation error; its forecast is that variant's own."""
+    gen, d, frame = year_log(shape, n=n, seed=seed)
+    kw = {"at": YEAR + 20, "alpha": None, "random_state": 0}
+    auto = forecast_value(frame, "pi_", **kw)
+    assert auto.estimator == "dr-pooled" + (UNTIMED if untimed else "")
+    phi = None if untimed else default_reward_time_model(*auto_span(frame))
+    same = forecast_value(frame, "pi_", time_feature=phi, **kw)
+    assert same.estimator == "dr-pooled" and same.value == auto.value
+    assert same.scores == auto.scores
+
+
+def auto_span(frame) -> tuple[float, float]:
+    return float(np.min(frame["time"])), float(np.max(frame["time"]))
 
 
 def test_horizon_beyond_the_log_is_refused_with_what_it_supports():

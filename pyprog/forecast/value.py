@@ -9,9 +9,10 @@ it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evalu
    sampling; each is an unbiased estimate of V_{t_i}(π_e), the value at its own time.
    DR's direct term is pooled over every logged context (as OPFV's) unless the contexts
    drift (``pool_contexts``; :mod:`pyprog.offpolicy.estimates`).
-   With ``estimator="auto"`` both DR and IS are computed and the one whose chosen model
-   predicts held-out stretches of the log better (lower cross-validation error: both
-   estimate the same V_t, so the lower error is the lower noise) is used.
+   With ``estimator="auto"`` both DR and IS are computed, DR with a reward model that
+   sees the time and with one that does not, and the one whose chosen model predicts
+   held-out stretches of the log better (lower cross-validation error: all estimate the
+   same V_t, so the lower error is the lower noise) is used.
 2. **A forecaster in time** (:mod:`pyprog.offpolicy.time_selection`): the rounds are
    gathered into one-day bins, and a model of :mod:`pyprog.offpolicy.time_models` (the
    constant, a trend, a persistent step, a yearly season or blocks of the year, each with
@@ -36,24 +37,21 @@ Times: numbers are days (the default models' year is 365.25 and their week 7); d
 
 from __future__ import annotations
 
-import csv
-import datetime as _dt
 import math
 import numbers
 import os
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast.rounds_csv import parse_time_text, read_rounds_csv
 from pyprog.offpolicy.estimates import round_estimates
 from pyprog.offpolicy.rounds import (
     as_days,
     check_action_dist,
     check_rounds,
-    parse_utc,
     policy_action_dist,
 )
 from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
@@ -62,10 +60,10 @@ from pyprog.offpolicy.time_terms import TimeModel, as_time_model, time_point
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
-_EPOCH = _dt.datetime(1970, 1, 1)
-
 #: The estimators ``forecast_value`` chooses between under ``estimator="auto"``.
 AUTO_ESTIMATORS = ("dr", "is")
+#: The label's suffix when DR's or DM's reward model without time inputs was chosen.
+UNTIMED = " (q(x, a))"
 
 
 @dataclass(frozen=True)
@@ -134,89 +132,7 @@ class ValueForecast:
         )
 
 
-# -- reading the log ---------------------------------------------------------------------
-
-
-def _parse_time_text(text: str) -> float:
-    """One number, or ISO-8601 date (:func:`~pyprog.offpolicy.rounds.parse_utc`), as days."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    return (parse_utc(text) - _EPOCH).total_seconds() / 86_400.0
-
-
-def read_rounds_csv(path, *, time: str = "time") -> dict[str, np.ndarray]:
-    """A CSV file of rounds as a dict of float64 columns (``time`` as days, UTC).
-
-    Every field but ``time`` must be a number; ``time`` holds numbers (days) or ISO-8601
-    dates (``2023-03-01``, ``2023-03-01T09:30:00+09:00``; naive dates are UTC). Memory is
-    8 bytes per kept field.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    time : str
-        The time column's name.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray, shape (n,) each
-
-    Raises
-    ------
-    ValueError
-        A missing file or column, a row with the wrong number of fields, or a field that
-        is not a number (named by line and column).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
-    >>> _ = p.write_text("time,action,reward\\n2023-01-02,1,0.5\\n2023-01-03T12:00Z,0,1\\n")
-    >>> cols = read_rounds_csv(p)
-    >>> cols["time"] - 19358, cols["action"]
-    (array([1. , 2.5]), array([1., 0.]))
-    """
-    if not os.path.isfile(path):
-        raise ValueError(f"log: no such file {os.fspath(path)!r}")
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if not header:
-            raise ValueError(f"log {os.fspath(path)!r}: empty file; expected a header line")
-        header = [h.strip() for h in header]
-        if time not in header:
-            raise ValueError(
-                f"log {os.fspath(path)!r}: no time column {time!r} (columns: "
-                f"{', '.join(header)}); name it with time= (--time)"
-            )
-        if len(set(header)) != len(header):
-            dup = next(h for h in header if header.count(h) > 1)
-            raise ValueError(f"log {os.fspath(path)!r}: column {dup!r} appears twice")
-        cols = [array("d") for _ in header]
-        it = header.index(time)
-        for fields in reader:
-            line = reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if len(fields) != len(header):
-                raise ValueError(
-                    f"log {os.fspath(path)!r}, line {line}: {len(fields)} fields, the header "
-                    f"has {len(header)}"
-                )
-            for j, text in enumerate(fields):
-                try:
-                    value = _parse_time_text(text) if j == it else float(text)
-                except ValueError:
-                    what = "a number or an ISO-8601 date" if j == it else "a number"
-                    raise ValueError(
-                        f"log {os.fspath(path)!r}, line {line}, column {header[j]!r}: "
-                        f"{text!r} is not {what}"
-                    ) from None
-                cols[j].append(value)
-    return {h: np.frombuffer(c, dtype=np.float64) if len(c) else np.empty(0) for h, c in
-            zip(header, cols, strict=True)}  # fmt: skip
+# -- the log's columns (a CSV file: :mod:`.rounds_csv`) -------------------------------
 
 
 def _columns(log) -> tuple[Mapping, str]:
@@ -263,7 +179,7 @@ def _target_time(name: str, value) -> float:
     """A target as days: an ISO-8601 string here, numbers and dates by ``time_point``."""
     if isinstance(value, str):
         try:
-            return _parse_time_text(value)
+            return parse_time_text(value)
         except ValueError:
             what = f"{name} must be a number or an ISO-8601 date; got {value!r}"
             raise ValueError(what) from None
@@ -338,10 +254,12 @@ def forecast_value(
     reward_model : scikit-learn-style regressor, optional
         q̂ for DR and DM; default :class:`pyprog.offpolicy.ActionRidge`.
     time_feature : "auto", time feature, TimeModel or None
-        Time inputs of the reward model: "auto" (default) a trend, 16 blocks of the year
-        and the day of the week, as far as the log's span allows
-        (:func:`pyprog.offpolicy.time_candidates.default_reward_time_model`); or a time
-        feature (``PeriodBlocks(365.25, 12)``), a TimeModel, or None (q̂(x, a)).
+        Time inputs of the reward model: "auto" (default) both a trend, 16 blocks of the
+        year and the day of the week, as far as the log's span allows
+        (:func:`pyprog.offpolicy.time_candidates.default_reward_time_model`), and none,
+        the one with the lower cross-validation error kept (the result's ``estimator``
+        then ends in " (q(x, a))"); or a time feature (``PeriodBlocks(365.25, 12)``), a
+        TimeModel, or None (q̂(x, a)).
     pool_contexts : "auto", bool
         DR's and DM's direct term averaged over every logged context (as OPFV's), not
         round i's own. "auto" (default): pooled when the reward model is affine in its
@@ -483,22 +401,35 @@ def forecast_value(
         at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
         varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
 
-    def estimates(kind: str, dist: np.ndarray) -> tuple[str, np.ndarray]:
+    def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, np.ndarray]:
         """(label, per-round values): pooled ("dr-pooled") when allowed and the contexts hold."""
         pool = kind in ("dr", "dm") and pool_contexts is not False and bool(affine)
         while True:
             est = round_estimates(
                 rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore,
-                dist, estimator=kind, reward_model=reward_model, time_feature=time_feature,
+                dist, estimator=kind, reward_model=reward_model, time_feature=phi,
                 n_actions=n_actions, pool_contexts=pool, random_state=random_state,
             )  # fmt: skip
             if not (pool and pool_contexts == "auto") or not _contexts_drift(est, bin_width):
                 return (kind + "-pooled" if pool else kind), est.values
             pool = False  # the contexts drift: each round's own context
 
+    # the reward model's time inputs; "auto": with and without, and the backtest chooses
+    # (on a thousand rounds that do not drift, their noise outweighs what they explain)
+    phis = {"": time_feature}
     if isinstance(time_feature, str) and time_feature == "auto":
-        time_feature = default_reward_time_model(t_first, t_last)
+        phis = {"": default_reward_time_model(t_first, t_last), UNTIMED: None}
     kinds = list(AUTO_ESTIMATORS) if name == "auto" else [name]
+
+    def every_estimate(dist: np.ndarray) -> dict:
+        """Each kind's per-round values by label, DR and DM once per time input of q̂."""
+        out = {}
+        for k in kinds:
+            for suffix, phi in phis.items() if k in ("dr", "dm") else [("", None)]:
+                label, values = estimates(k, dist, phi)
+                out[label + suffix] = values
+        return out
+
     cand_models = None if models is None else [_as_model(m) for m in models]
 
     def forecast(group, values_by_kind) -> list[ValueForecast]:
@@ -550,9 +481,9 @@ def forecast_value(
         out = []
         for g in goals:
             dist = policy_at(g)
-            out.append(forecast([g], dict(estimates(k, dist) for k in kinds))[0])
+            out.append(forecast([g], every_estimate(dist))[0])
     else:
-        out = forecast(goals, dict(estimates(k, at_log) for k in kinds))
+        out = forecast(goals, every_estimate(at_log))
     return out if many else out[0]
 
 

@@ -6,10 +6,10 @@ target a month after the log, the defaults (estimator "auto": DR, with and witho
 time inputs, and IS; 44 candidate models; 400 bootstrap draws), one BLAS thread. The
 baseline in each group is the per-round DR estimates alone (``round_estimates``), which
 ``forecast_value`` computes first: the "speed-up" column (< 1) says how many times that
-step the whole forecast costs. The targets
-are 2 s at 10⁴ rounds and 60 s at 10⁶ (issue 33, on 2 cores; here one). The 10⁶ case is
-``-m slow`` (a 10⁶-round log takes about 1 GB to draw); its peak memory is the whole
-run's, read with ``/usr/bin/time -v`` (2.0 GB on 29 Nov 2026, the README's number).
+step the whole forecast costs. The targets are 2 s at 10⁴ rounds and 60 s at 10⁶ (issue
+33, on 2 cores; here one). The 10⁶ case is ``-m slow`` (a 10⁶-round log takes about 1 GB
+to draw); its peak memory is the whole run's, read with ``/usr/bin/time -v`` (2.0 GB on
+29 Nov 2026, the README's number).
 """
 
 import sys

@@ -9,10 +9,11 @@ it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evalu
    sampling; each is an unbiased estimate of V_{t_i}(π_e), the value at its own time.
    DR's direct term is pooled over every logged context (as OPFV's) unless the contexts
    drift (``pool_contexts``; :mod:`pyprog.offpolicy.estimates`).
-   With ``estimator="auto"`` both DR and IS are computed, DR with a reward model that
-   sees the time and with one that does not, and the one whose chosen model predicts
-   held-out stretches of the log better (lower cross-validation error: all estimate the
-   same V_t, so the lower error is the lower noise) is used.
+   With ``estimator="auto"`` both DR and IS are computed (DR, under the default
+   ``time_feature="auto"``, with a reward model that sees the time and with one that does
+   not), and the one whose chosen model predicts held-out stretches of the log better
+   (lower cross-validation error: all estimate the same V_t, so the lower error is the
+   lower noise) is used.
 2. **A forecaster in time** (:mod:`pyprog.offpolicy.time_selection`): the rounds are
    gathered into one-day bins, and a model of :mod:`pyprog.offpolicy.time_models` (the
    constant, a trend, a persistent step, a yearly season or blocks of the year, each with

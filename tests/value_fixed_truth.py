@@ -20,7 +20,6 @@ about 6 minutes on 2 jobs).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from contextual_year import YEAR, YearOfRounds
-from value_montecarlo import one_log
+from value_montecarlo import coverage_summary, main, one_log
 
 CELLS = (
     ("sinusoid", {"start": 0.0}, "from its zero"),
@@ -64,15 +63,11 @@ def one_cell(shape: str, kw: dict, label: str, L: int, n: int, seed: int) -> dic
     kept = [g for g in logs if "refused" not in g]
     out = {"cell": cell_name(shape, label), "logs": L, "refused": L - len(kept)}
     if kept:
-        truth = np.array([g["truth"] for g in kept])
-        low, high = np.array([g["low"] for g in kept]), np.array([g["high"] for g in kept])
-        covered = (low <= truth) & (truth <= high)  # (logs, horizons)
+        covered, summary = coverage_summary(kept)  # covered: (logs, horizons)
+        out.update(summary)
         by_h = covered.mean(axis=0)
-        out["coverage"] = float(covered.mean())
-        out["coverage_se"] = float(covered.mean(axis=1).std(ddof=1) / np.sqrt(len(kept)))
         out["by_horizon"] = {f"{h:g}": float(c) for h, c in zip(HORIZONS, by_h, strict=True)}
         out["by_horizon_se"] = float(np.sqrt(0.09 / len(kept)))  # binomial at the nominal 0.9
-        out["median_width"] = float(np.median(high - low))
     out["seconds"] = round(time.time() - start, 1)
     return out
 
@@ -106,9 +101,4 @@ def table(rows: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    L, n = int(sys.argv[1]), int(sys.argv[2])
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    res = run(L, n, seed)
-    print(table(res))
-    if len(sys.argv) > 4:
-        Path(sys.argv[4]).write_text(json.dumps(res, indent=1))
+    main(run, table, sys.argv)

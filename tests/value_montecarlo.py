@@ -104,6 +104,29 @@ def one_log(
     return out
 
 
+def coverage_summary(kept: list[dict]) -> tuple[np.ndarray, dict]:
+    """Which targets the intervals cover, (logs, targets), and the coverage, its s.e. over
+    logs (independent; a log's targets are not) and the median width, of logs not refused."""
+    truth = np.array([g["truth"] for g in kept])
+    low, high = np.array([g["low"] for g in kept]), np.array([g["high"] for g in kept])
+    covered = (low <= truth) & (truth <= high)
+    return covered, {
+        "coverage": float(covered.mean()),
+        "coverage_se": float(covered.mean(axis=1).std(ddof=1) / np.sqrt(len(kept))),
+        "median_width": float(np.median(high - low)),
+    }
+
+
+def main(run, table, argv: list[str]) -> None:
+    """``script L n [seed [out.json]]``: run, print the table, write the JSON."""
+    L, n = int(argv[1]), int(argv[2])
+    seed = int(argv[3]) if len(argv) > 3 else 0
+    res = run(L, n, seed)
+    print(table(res))
+    if len(argv) > 4:
+        Path(argv[4]).write_text(json.dumps(res, indent=1))
+
+
 def summarise(logs: list[dict]) -> dict:
     """Per-method MSE, pyprog's paired comparisons, coverage, width and refusals."""
     kept = [g for g in logs if "refused" not in g]
@@ -123,12 +146,7 @@ def summarise(logs: list[dict]) -> dict:
             z = float(diff.mean() / se) if se > 0 else 0.0
             out[f"vs_{other}"] = {"diff": float(diff.mean()), "se": se, "z": z, "ratio": ratio}
     if L:
-        low, high = np.array([g["low"] for g in kept]), np.array([g["high"] for g in kept])
-        covered = (low <= truth) & (truth <= high)
-        per_log_cov = covered.mean(axis=1)
-        out["coverage"] = float(covered.mean())
-        out["coverage_se"] = float(per_log_cov.std(ddof=1) / np.sqrt(L))  # logs independent
-        out["median_width"] = float(np.median(high - low))
+        out.update(coverage_summary(kept)[1])
         models = {}
         for g in kept:
             models[g["model"][0]] = models.get(g["model"][0], 0) + 1
@@ -170,9 +188,4 @@ def table(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    L, n = int(sys.argv[1]), int(sys.argv[2])
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    res = run(L, n, seed)
-    print(table(res))
-    if len(sys.argv) > 4:
-        Path(sys.argv[4]).write_text(json.dumps(res, indent=1))
+    main(run, table, sys.argv)

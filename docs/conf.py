@@ -77,6 +77,7 @@ API_MODULES = {
         "pyprog.offpolicy.time_candidates",
         "pyprog.offpolicy.drift_test",
         "pyprog.offpolicy.time_cv",
+        "pyprog.offpolicy.time_twins",
         "pyprog.offpolicy.time_selection",
     ],
     "learn": [

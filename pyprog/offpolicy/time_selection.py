@@ -47,6 +47,8 @@ Three steps then make the choice:
   best model's per-bin residuals (HC2). A far target thus favours a model whose forecast
   there is precise, unless its forecast parts from the best one's by more than noise.
   ``rule="simplest"`` takes the fewest parameters instead (a step's time counts as one).
+* **Twins hedged:** a chosen step whose one-period twin (two blocks of the year, a yearly
+  sinusoid) is plausible gives way to the average of the two (:mod:`.time_twins`).
 
 Cross-validation in time judges how well a model explains the log's course; it cannot
 judge whether that course goes on: a one-year log cannot show whether a yearly pattern
@@ -116,6 +118,7 @@ from pyprog.offpolicy.time_cv import (
     stretches,
 )
 from pyprog.offpolicy.time_terms import TimeModel
+from pyprog.offpolicy.time_twins import hedge_twins, hedged_forecasts, twin_masks
 
 __all__ = [
     "TimeChoice",
@@ -313,6 +316,7 @@ def choose_time_model(
     term_gate: bool = True,
     drift_level: float | None = 0.01,
     cover_plausible: bool = True,
+    twins: bool = True,
     random_state=None,
 ) -> TimeChoice:
     """Choose a model by blocked CV, forecast the targets, bootstrap the interval.
@@ -366,6 +370,9 @@ def choose_time_model(
         the best and whose own Wald tests reject at ``alpha``: the constant, and (turned
         away by the term gate) each term against the model without it (default True);
         False: the bootstrap worlds alone.
+    twins : bool
+        A chosen step whose one-period twin is plausible gives way to the average of the
+        two, in the bootstrap draws too (:mod:`.time_twins`). Default True.
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -399,7 +406,8 @@ def choose_time_model(
         isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
     ):
         raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
-    for flag, name in ((term_gate, "term_gate"), (cover_plausible, "cover_plausible")):
+    for flag, name in ((term_gate, "term_gate"), (cover_plausible, "cover_plausible"),
+                       (twins, "twins")):  # fmt: skip
         if not isinstance(flag, bool | np.bool_):
             raise ValueError(f"{name} must be True or False; got {flag!r}")
     real = isinstance(drift_level, numbers.Real) and not isinstance(drift_level, bool)
@@ -475,6 +483,10 @@ def choose_time_model(
     chosen = _pick(ok_1, score_1, key)[:, 0]  # (k,)
     k_rows = np.arange(zetas.shape[1])
     zeta = zetas[chosen, k_rows]  # (k, m)
+    masks = twin_masks([c.model for c in cands], t1 - t0) if twins else None
+    twin = hedge_twins(chosen[:, None], ok_1, key, *masks)[:, 0] if twins else chosen * 0 - 1
+    hedged = twin >= 0  # a step chosen, its one-period twin plausible: their average
+    zeta[hedged] = (zeta[hedged] + zetas[twin[hedged], k_rows[hedged]]) / 2
     value = (zeta * binned.y).sum(axis=1)
     se = np.sqrt([float((zeta[j] ** 2 * noise_of(int(c))).sum()) for j, c in enumerate(chosen)])
 
@@ -492,7 +504,7 @@ def choose_time_model(
                 _draw_errors(
                     cands, w, yw, sw, signs[:, b : b + DRAW_CHUNK], folds, total, n_se, gate,
                     (gcands, gate_folds),
-                    (const, parents, level), rule, key[:, rows], zetas[:, rows], v,
+                    (const, parents, level), rule, key[:, rows], zetas[:, rows], v, masks,
                 )
                 for b in range(0, signs.shape[1], DRAW_CHUNK)
             ], axis=1)  # fmt: skip
@@ -521,8 +533,11 @@ def choose_time_model(
                 low, high = np.minimum(low, f_c - z * s_c), np.maximum(high, f_c + z * s_c)
         low, high = np.minimum(low, value), np.maximum(high, value)
 
+    names = [cands[c].model.name for c in chosen]
+    for j in np.flatnonzero(hedged):
+        names[j] = f"mean of {names[j]} and {cands[twin[j]].model.name}"
     return TimeChoice(
-        models=tuple(cands[c].model.name for c in chosen),
+        models=tuple(names),
         best=cands[best].model.name,
         value=value,
         low=low,
@@ -534,10 +549,10 @@ def choose_time_model(
 
 
 def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, gated, rule, key,
-                 zetas, v):  # fmt: skip
+                 zetas, v, masks):  # fmt: skip
     """The choice repeated in wild-bootstrap draws from world model ``w``: errors (k, B).
     ``gated``: the constant's index, the term gate's parents and the Wald test's level
-    (:func:`_plausible`)."""
+    (:func:`_plausible`); ``masks``: :func:`.twin_masks` to hedge twins, or None."""
     const, parents, level = gated
     world = cands[w]
     fit_w = fitted(world, yw)  # √n ŷ
@@ -557,7 +572,7 @@ def _draw_errors(cands, w, yw, sw, signs, folds, total, n_se, gate, second, gate
     key_b = _mse_key(zetas, ys, v, d_best) if rule == "mse" else key
     picks = _pick(d_ok, d_scores, key_b)  # (k, B)
     f_all = np.einsum("ckm,mb->ckb", zetas, ys)  # every candidate's forecast per draw
-    f_star = np.take_along_axis(f_all, picks[None, :, :], axis=0)[0]  # (k, B)
+    f_star = hedged_forecasts(picks, d_ok, key_b, f_all, masks)  # (k, B), as the point's
     truth = zetas[w] @ (fit_w / sw)  # the world's own value at the targets
     return f_star - truth[:, None]
 

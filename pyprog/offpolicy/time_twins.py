@@ -1,11 +1,12 @@
 """Twins in time: a level shift, and a pattern that repeats with a period the log covers once.
 
 A log that covers fewer than two periods of a pattern cannot tell a change that recurs
-every period from one that persists. A step at τ (:func:`.step`) and two blocks of the
-year, or a yearly sinusoid, fit a one-year log alike, and their forecasts part after it:
-the step's level persists, the pattern returns. On 60 logs of 1,000 rounds whose truth is
-a yearly sinusoid, the choice of :mod:`.time_selection` fell on a step near mid-year in 20
-and forecast a level the truth leaves, for 72 % of the squared error.
+every period from one that persists. A step at τ (:func:`.time_terms.step`) and two
+blocks of the year, or a yearly sinusoid, fit a one-year log alike, and their forecasts
+part after it: the step's level persists, the pattern returns. On 60 logs of 1,000
+rounds whose truth is a yearly sinusoid, the choice of :mod:`.time_selection` fell on a
+step near mid-year in 20 and forecast a level the truth leaves, for 72 % of the squared
+error.
 
 **The hedge.** When the choice falls on a model with a step while a model with a
 one-change periodic term (:func:`one_change_periodic`: a season of one harmonic, or two
@@ -18,7 +19,9 @@ The reverse, a periodic model chosen while a step is plausible, is left alone: t
 periodic model then beat every placement of the step (13 by default), while a chosen
 step's score is the best of those placements, flattered by that choice. Measured on the
 Monte Carlo's logs (``tests/value_montecarlo.py``; the guide has the table), hedging both
-ways cost the sinusoid at 2,000 rounds what it gained on the step.
+ways raised the sinusoid's MSE at 2,000 rounds from 0.019 to 0.024, for 0.059 → 0.056 on
+the half-year step; hedging a chosen step alone took the sinusoid at 1,000 rounds from
+0.086 to 0.043 (OPFV 0.047), for 0.066 → 0.077 on the half-year step.
 """
 
 from __future__ import annotations

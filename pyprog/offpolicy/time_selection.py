@@ -484,8 +484,10 @@ def choose_time_model(
     k_rows = np.arange(zetas.shape[1])
     zeta = zetas[chosen, k_rows]  # (k, m)
     masks = twin_masks([c.model for c in cands], t1 - t0) if twins else None
-    twin = hedge_twins(chosen[:, None], ok_1, key, *masks)[:, 0] if twins else chosen * 0 - 1
-    hedged = twin >= 0  # a step chosen, its one-period twin plausible: their average
+    twin = np.full_like(chosen, -1)
+    if masks is not None:  # a step chosen, its one-period twin plausible: their average
+        twin = hedge_twins(chosen[:, None], ok_1, key, *masks)[:, 0]
+    hedged = twin >= 0
     zeta[hedged] = (zeta[hedged] + zetas[twin[hedged], k_rows[hedged]]) / 2
     value = (zeta * binned.y).sum(axis=1)
     se = np.sqrt([float((zeta[j] ** 2 * noise_of(int(c))).sum()) for j, c in enumerate(chosen)])

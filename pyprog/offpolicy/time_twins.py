@@ -41,7 +41,7 @@ def one_change_periodic(model: TimeModel, span: float) -> bool:
 
     Examples
     --------
-    >>> from pyprog.offpolicy.time_terms import blocks, season, step
+    >>> from pyprog.offpolicy.time_terms import season, step
     >>> one_change_periodic(TimeModel((season(365.25, 1),)), 365.0)
     True
     >>> one_change_periodic(TimeModel((season(365.25, 1),)), 800.0)  # it recurred: seen

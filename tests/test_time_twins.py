@@ -79,14 +79,19 @@ def test_a_chosen_step_gives_way_to_the_average_with_its_one_period_twin():
 
 
 def test_a_chosen_periodic_model_and_a_step_without_a_twin_are_left_alone():
-    """The halves of the year exact (the periodic model chosen over the step): no hedge.
-    A step at 0.6 of the log, far from the halves' boundary: the halves are not plausible,
-    no hedge. Nor when the model list has no periodic twin at all."""
+    """The halves of the year exact, daily noise sd 0.5 (seed 0): the halves are chosen
+    and the step is plausible (the interval reaches its forecast, which only the plausible
+    models' noise intervals put there), yet the forecast is the halves' own: a chosen
+    periodic model is not hedged. A step at 0.6 of the log, far from the halves' boundary:
+    the halves are not plausible, no hedge. Nor when the model list has no periodic twin."""
     at_of = lambda b: lambda m: m.design(np.array([395.0]), *b.span)  # noqa: E731
-    b = _half_year_log(lambda t: 1.0 * ((t % YEAR) >= YEAR / 2))
+    b = _half_year_log(lambda t: 1.0 * ((t % YEAR) >= YEAR / 2), sd=0.5)
     models = [TimeModel(()), TimeModel((step(182.0),)), TimeModel((HALVES,))]
-    ch = choose_time_model(b, at_of(b), models=models, alpha=None)
+    f = [choose_time_model(b, at_of(b), models=[m], alpha=None).value[0] for m in models[1:]]
+    ch = choose_time_model(b, at_of(b), models=models, random_state=0)
     assert ch.model == "const+blocks(365.25D/2)"
+    assert ch.value[0] == pytest.approx(f[1], abs=1e-12)
+    assert ch.low[0] <= f[1] and ch.high[0] >= f[0], (ch.low, ch.high, f)
     b = _half_year_log(lambda t: 1.0 * (t >= 219.0), sd=0.1)
     models = [TimeModel(()), TimeModel((step(219.0),)), TimeModel((HALVES,))]
     ch = choose_time_model(b, at_of(b), models=models, alpha=None)

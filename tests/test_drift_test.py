@@ -181,9 +181,35 @@ def test_drift_level_is_checked():
 
 def test_the_weekday_power_script_tells_a_clear_pattern_from_none():
     """``tests/weekday_power.py`` (the guide's power figures): a day-of-week log of 10,000
-    rounds rejects far below the gate's level; a stationary log of 2,000 does not."""
+    rounds rejects far below the gate's level; a stationary log of 2,000 does not; the
+    model named is the one tested (8 blocks: a blocks log rejects, a day-of-week log not)."""
     from contextual_year import YearOfRounds
-    from weekday_power import weekday_p_value
+    from weekday_power import BLOCKS, weekday_p_value
 
     assert weekday_p_value(YearOfRounds("weekday"), 10_000, 7) < 1e-6
     assert weekday_p_value(YearOfRounds("stationary"), 2_000, 7) > 0.05
+    assert weekday_p_value(YearOfRounds("blocks"), 2_000, 7, BLOCKS) < 1e-6
+    assert weekday_p_value(YearOfRounds("weekday"), 2_000, 7, BLOCKS) > 0.05
+
+
+def test_the_gate_sweep_script_runs_the_default_gate_unchanged_and_restores_it():
+    """``tests/gate_sweep.py`` (the guide's table of looser gates): its default setting is
+    ``forecast_value``'s own point forecast, its loosest changes the choice on a short trend
+    log (a step by default, the trend when loose), and the patched choice is undone."""
+    from contextual_year import YearOfRounds
+    from gate_sweep import SETTINGS, sweep_log
+    from value_montecarlo import log_of
+
+    import pyprog.forecast.value as value_module
+
+    gen = YearOfRounds("trend")
+    seed = 7  # the Monte Carlo's first log of seed 0
+    out = sweep_log(gen, 1_000, seed)
+    d, frame, targets = log_of(gen, 1_000, seed)
+    res = value_module.forecast_value(frame, d["action_dist"], at=list(targets), alpha=None,
+                                      random_state=seed)  # fmt: skip
+    np.testing.assert_array_equal(out[SETTINGS[0]], [r.value for r in res])
+    assert value_module.choose_time_model is choose_time_model
+    assert out["truth"].shape == out["opfv"].shape == out["dr"].shape == (8,)
+    assert set(out) == {"truth", "opfv", "dr", *SETTINGS}
+    assert np.abs(out[SETTINGS[-1]] - out[SETTINGS[0]]).min() > 0.05

@@ -65,21 +65,26 @@ def shape_key(shape: str, kw: dict) -> str:
     return f"step@{kw['step_at']:g}" if shape == "step" else shape
 
 
+def log_of(gen: YearOfRounds, n: int, seed: int, horizons=None) -> tuple[dict, dict, np.ndarray]:
+    """One seeded log: the generator's draw, its rounds as ``forecast_value``'s columns, and
+    the targets ``horizons`` days after its last round (default 8 drawn in 1-360)."""
+    rng = np.random.default_rng(seed)
+    d = gen.sample(n, rng)
+    ahead = rng.uniform(1.0, 360.0, N_TARGETS) if horizons is None else np.asarray(horizons)
+    frame = {"time": d["times"], "action": d["action"], "reward": d["reward"],
+             "pscore": d["pscore"]}  # fmt: skip
+    for j in range(d["context"].shape[1]):
+        frame[f"x{j}"] = d["context"][:, j]
+    return d, frame, d["times"].max() + ahead
+
+
 def one_log(
     gen: YearOfRounds, shape: str, n: int, seed: int, horizons=None, baselines: bool = True
 ) -> dict:
     """One log and its targets: ``horizons`` days after its last round (default 8 drawn
     uniformly in 1-360); ``baselines=False`` skips OPFV and DR (pyprog's forecasts only)."""
-    rng = np.random.default_rng(seed)
-    d = gen.sample(n, rng)
-    ahead = rng.uniform(1.0, 360.0, N_TARGETS) if horizons is None else np.asarray(horizons)
-    targets = d["times"].max() + ahead
-    truth = gen.value(targets)
-    frame = {"time": d["times"], "action": d["action"], "reward": d["reward"],
-             "pscore": d["pscore"]}  # fmt: skip
-    for j in range(d["context"].shape[1]):
-        frame[f"x{j}"] = d["context"][:, j]
-    out = {"truth": truth.tolist()}
+    d, frame, targets = log_of(gen, n, seed, horizons)
+    out = {"truth": gen.value(targets).tolist()}
     try:
         res = forecast_value(frame, d["action_dist"], at=list(targets), random_state=seed)
         out["value"] = [r.value for r in res]

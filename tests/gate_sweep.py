@@ -5,7 +5,9 @@ point forecast (``alpha=None``: no interval) is made under each drift gate of
 ``SETTINGS``: ``gate``, the standard errors by which the best model must beat the constant
 in cross-validation, and ``drift_level``, the level of the robust Wald test that also lets
 drift through (:func:`pyprog.offpolicy.time_selection.choose_time_model`; the defaults are
-2 and 0.01). Per truth and gate it prints pyprog's MSE over (log, target) and the paired z
+2 and 0.01). The gate is loosened wherever ``forecast_value`` makes that choice: the
+value's model, and the check whether the contexts drift (which decides pooling the direct
+term). Per truth and gate it prints pyprog's MSE over (log, target) and the paired z
 of its per-log MSE against OPFV with φ from the data (negative: pyprog better); on the
 stationary logs also the ratio to stationary DR, the issue's other bar (at most 1.1×).
 

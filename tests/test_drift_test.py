@@ -184,12 +184,12 @@ def test_the_weekday_power_script_tells_a_clear_pattern_from_none():
     rounds rejects far below the gate's level; a stationary log of 2,000 does not; the
     model named is the one tested (8 blocks: a blocks log rejects, a day-of-week log not)."""
     from contextual_year import YearOfRounds
-    from weekday_power import BLOCKS, weekday_p_value
+    from weekday_power import BLOCKS, drift_p_value
 
-    assert weekday_p_value(YearOfRounds("weekday"), 10_000, 7) < 1e-6
-    assert weekday_p_value(YearOfRounds("stationary"), 2_000, 7) > 0.05
-    assert weekday_p_value(YearOfRounds("blocks"), 2_000, 7, BLOCKS) < 1e-6
-    assert weekday_p_value(YearOfRounds("weekday"), 2_000, 7, BLOCKS) > 0.05
+    assert drift_p_value(YearOfRounds("weekday"), 10_000, 7) < 1e-6
+    assert drift_p_value(YearOfRounds("stationary"), 2_000, 7) > 0.05
+    assert drift_p_value(YearOfRounds("blocks"), 2_000, 7, BLOCKS) < 1e-6
+    assert drift_p_value(YearOfRounds("weekday"), 2_000, 7, BLOCKS) > 0.05
 
 
 def test_the_gate_sweep_script_runs_the_default_gate_unchanged_and_restores_it():

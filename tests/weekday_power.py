@@ -37,7 +37,7 @@ PAIRS = (("weekday", WEEKDAY), ("stationary", WEEKDAY), ("blocks", BLOCKS),
          ("stationary", BLOCKS), ("blocks_weekday", BOTH))  # fmt: skip
 
 
-def weekday_p_value(gen: YearOfRounds, n: int, seed: int, model: TimeModel = WEEKDAY) -> float:
+def drift_p_value(gen: YearOfRounds, n: int, seed: int, model: TimeModel = WEEKDAY) -> float:
     """The p-value of "``model`` against the constant" on one log (seeded as the Monte
     Carlo's); by default the day of the week."""
     d = gen.sample(n, np.random.default_rng(seed))
@@ -57,7 +57,7 @@ def main(L: int, n: int, seed: int) -> None:
     for shape, model in PAIRS:
         gen = YearOfRounds(shape)
         seeds = [100_000 * seed + 1_000 * i + 7 for i in range(L)]
-        p = np.array([weekday_p_value(gen, n, s, model) for s in seeds])
+        p = np.array([drift_p_value(gen, n, s, model) for s in seeds])
         shares = ", ".join(f"{np.mean(p < a):.2f}" for a in LEVELS)
         print(f"{shape:15s} {model.name:36s} {shares}   median p {np.median(p):.2g}")
 

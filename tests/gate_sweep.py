@@ -24,14 +24,11 @@ import sys
 from pathlib import Path
 from unittest import mock
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
 from contextual_year import YearOfRounds
-from value_montecarlo import SHAPES, log_of, shape_key
+from value_montecarlo import SHAPES, baselines_of, log_of, paired, per_log_mse, shape_key
 
 import pyprog.forecast.value as value_module
-from pyprog.offpolicy import opfv_select, round_estimates
 from pyprog.offpolicy.time_selection import choose_time_model
 
 #: (gate, drift_level): the default first, then looser.
@@ -39,20 +36,17 @@ SETTINGS = ((2.0, 0.01), (1.0, 0.05), (0.5, 0.2), (0.0, 0.5))
 
 
 def sweep_log(gen: YearOfRounds, n: int, seed: int) -> dict:
-    """One log's truth, OPFV (φ from data), stationary DR and pyprog's forecast per setting."""
+    """One log's truth, its baselines (:func:`value_montecarlo.baselines_of`) and pyprog's
+    point forecast per setting."""
     d, frame, targets = log_of(gen, n, seed)
-    args = [d[k] for k in ("context", "times", "action", "reward", "pscore")]
-    sel = opfv_select(*args, gen.evaluation, targets, n_actions=gen.n_actions, random_state=seed)
-    out = {"truth": gen.value(targets), "opfv": sel.value}
-    dr = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
-    out["dr"] = np.full(len(targets), dr.value)  # the stationary mean, at every target
+    out = {"truth": gen.value(targets).tolist(), **baselines_of(gen, gen.shape, d, targets, seed)}
     for gate, level in SETTINGS:
         loose = functools.partial(choose_time_model, gate=gate, drift_level=level)
         with mock.patch.object(value_module, "choose_time_model", loose):
             res = value_module.forecast_value(
                 frame, d["action_dist"], at=list(targets), alpha=None, random_state=seed
             )
-        out[(gate, level)] = np.array([r.value for r in res])
+        out[(gate, level)] = [r.value for r in res]
     return out
 
 
@@ -66,16 +60,12 @@ def sweep_shape(shape: str, kw: dict, L: int, n: int, seed: int) -> tuple[str, l
 
 
 def report(key: str, logs: list[dict]) -> str:
-    truth = np.array([g["truth"] for g in logs])
-    per_log = lambda name: ((np.array([g[name] for g in logs]) - truth) ** 2).mean(axis=1)  # noqa: E731
-    opfv, dr = per_log("opfv"), per_log("dr")
+    opfv, dr = per_log_mse(logs, "opfv"), per_log_mse(logs, "dr")
     cells = []
     for setting in SETTINGS:
-        mine = per_log(setting)
-        diff = mine - opfv
-        z = diff.mean() / (diff.std(ddof=1) / np.sqrt(len(diff)))
+        mine = per_log_mse(logs, setting)
         extra = f", {mine.mean() / dr.mean():.2f}× DR" if key == "stationary" else ""
-        cells.append(f"{mine.mean():.4f} (z {z:+.1f}{extra})")
+        cells.append(f"{mine.mean():.4f} (z {paired(mine, opfv)['z']:+.1f}{extra})")
     return f"| {key} | {opfv.mean():.4f} | " + " | ".join(cells) + " |"
 
 

@@ -210,6 +210,6 @@ def test_the_gate_sweep_script_runs_the_default_gate_unchanged_and_restores_it()
                                       random_state=seed)  # fmt: skip
     np.testing.assert_array_equal(out[SETTINGS[0]], [r.value for r in res])
     assert value_module.choose_time_model is choose_time_model
-    assert out["truth"].shape == out["opfv"].shape == out["dr"].shape == (8,)
+    assert np.shape(out["truth"]) == np.shape(out["opfv"]) == np.shape(out["dr"]) == (8,)
     assert set(out) == {"truth", "opfv", "dr", *SETTINGS}
-    assert np.abs(out[SETTINGS[-1]] - out[SETTINGS[0]]).min() > 0.05
+    assert np.abs(np.subtract(out[SETTINGS[-1]], out[SETTINGS[0]])).min() > 0.05

@@ -94,12 +94,17 @@ def one_log(
         out["estimator"] = res[0].estimator
     except ForecastError as exc:
         out["refused"] = str(exc)
-    if not baselines:
-        return out
-    keys = ("context", "times", "action", "reward", "pscore")
-    args = [d[k] for k in keys]
+    if baselines:
+        out.update(baselines_of(gen, shape, d, targets, seed))
+    return out
+
+
+def baselines_of(gen: YearOfRounds, shape: str, d: dict, targets, seed: int) -> dict:
+    """OPFV with φ from the data, OPFV with the true φ (block-shaped truths), and
+    stationary DR (the mean of the per-round estimates, at every target) on one log."""
+    args = [d[k] for k in ("context", "times", "action", "reward", "pscore")]
     sel = opfv_select(*args, gen.evaluation, targets, n_actions=gen.n_actions, random_state=seed)
-    out["opfv"] = sel.value.tolist()
+    out = {"opfv": sel.value.tolist()}
     if shape in TRUE_PHI:
         true = opfv(*args, gen.evaluation, targets, time_feature=TRUE_PHI[shape],
                     n_actions=gen.n_actions, random_state=seed)  # fmt: skip
@@ -107,6 +112,22 @@ def one_log(
     dr = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
     out["dr"] = [dr.value] * len(targets)
     return out
+
+
+def per_log_mse(logs: list[dict], name: str) -> np.ndarray:
+    """Each log's mean squared error of method ``name`` over its targets: shape (logs,)."""
+    truth = np.array([g["truth"] for g in logs])
+    return ((np.array([g[name] for g in logs]) - truth) ** 2).mean(axis=1)
+
+
+def paired(mine: np.ndarray, other: np.ndarray) -> dict:
+    """The paired comparison of two methods' per-log MSE: mean difference, its s.e. over
+    logs, z (one-sided test; 0 when the s.e. is 0) and the ratio of the mean MSEs."""
+    diff = mine - other
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff)))
+    z = float(diff.mean() / se) if se > 0 else 0.0
+    ratio = float(mine.mean() / other.mean())
+    return {"diff": float(diff.mean()), "se": se, "z": z, "ratio": ratio}
 
 
 def coverage_summary(kept: list[dict]) -> tuple[np.ndarray, dict]:
@@ -135,21 +156,14 @@ def main(run, table, argv: list[str]) -> None:
 def summarise(logs: list[dict]) -> dict:
     """Per-method MSE, pyprog's paired comparisons, coverage, width and refusals."""
     kept = [g for g in logs if "refused" not in g]
-    truth = np.array([g["truth"] for g in kept])
     L = len(kept)
-    per_log = {}
-    for name in ("value", "opfv", "opfv_true", "dr"):
-        if kept and name in kept[0]:
-            per_log[name] = ((np.array([g[name] for g in kept]) - truth) ** 2).mean(axis=1)
+    names = ("value", "opfv", "opfv_true", "dr")
+    per_log = {name: per_log_mse(kept, name) for name in names if kept and name in kept[0]}
     out = {"logs": len(logs), "refused": len(logs) - L,
            "mse": {k: float(v.mean()) for k, v in per_log.items()}}  # fmt: skip
     for other in ("opfv", "opfv_true", "dr"):
         if other in per_log and L > 1:
-            diff = per_log["value"] - per_log[other]
-            se = float(diff.std(ddof=1) / np.sqrt(L))
-            ratio = float(per_log["value"].mean() / per_log[other].mean())
-            z = float(diff.mean() / se) if se > 0 else 0.0
-            out[f"vs_{other}"] = {"diff": float(diff.mean()), "se": se, "z": z, "ratio": ratio}
+            out[f"vs_{other}"] = paired(per_log["value"], per_log[other])
     if L:
         out.update(coverage_summary(kept)[1])
         models = {}

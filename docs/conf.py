@@ -80,6 +80,12 @@ API_MODULES = {
         "pyprog.offpolicy.time_twins",
         "pyprog.offpolicy.time_selection",
     ],
+    "value": [
+        "pyprog.value",
+        "pyprog.value.effects",
+        "pyprog.value.reml",
+        "pyprog.value.model",
+    ],
     "learn": [
         "pyprog.learn.policies.base",
         "pyprog.learn.policies.softmax",

@@ -1,0 +1,80 @@
+"""Monte Carlo of the shrinkage model (:class:`pyprog.value.ValueModel`) on the year of rounds.
+
+The same logs, targets and baselines as ``tests/value_montecarlo.py`` (seeds
+``100_000 seed + 1_000 i + 7``): per-round DR estimates (q̂(x, a), each round's own
+context), one-day bins, :func:`pyprog.value.bin_noise`, :class:`pyprog.value.ValueModel`
+with its defaults, 90 % prediction intervals at the 8 targets. Per truth: the model's MSE,
+OPFV's (φ from the data) and stationary DR's, the paired z of the per-log MSE against
+OPFV, coverage and its s.e. over logs, the median width.
+
+Run ``python tests/value_model_montecarlo.py L n seed [truth,truth,...]``; the guide
+``docs/guides/value-model.md`` quotes it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from contextual_year import YearOfRounds
+from value_montecarlo import SHAPES, baselines_of, log_of, paired, shape_key
+
+from pyprog.offpolicy import bin_estimates, round_estimates
+from pyprog.value import ValueModel, bin_noise
+
+
+def model_forecast(d: dict, targets: np.ndarray, seed: int):
+    """The shrinkage model's forecasts and 90 % prediction intervals at ``targets``."""
+    args = [d[k] for k in ("context", "times", "action", "reward", "pscore")]
+    est = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
+    binned = bin_estimates(est.values, d["times"])
+    model = ValueModel(binned, bin_noise(est.values, d["times"], binned), random_state=seed)
+    return model.predict([("at", float(t)) for t in targets], alpha=0.1)
+
+
+def one_truth(gen: YearOfRounds, shape: str, L: int, n: int, seed: int) -> dict:
+    mse, opfv, dr, covered, width = [], [], [], [], []
+    for i in range(L):
+        s = 100_000 * seed + 1_000 * i + 7
+        d, _, targets = log_of(gen, n, s)
+        truth = gen.value(targets)
+        mean, low, high = model_forecast(d, targets, s)
+        base = baselines_of(gen, shape, d, targets, s)
+        mse.append(float(((mean - truth) ** 2).mean()))
+        opfv.append(float(((np.array(base["opfv"]) - truth) ** 2).mean()))
+        dr.append(float(((np.array(base["dr"]) - truth) ** 2).mean()))
+        covered.append(float(((low <= truth) & (truth <= high)).mean()))
+        width.append(float(np.median(high - low)))
+    mse, opfv, dr, covered = map(np.array, (mse, opfv, dr, covered))
+    return {
+        "mse": float(mse.mean()), "opfv": float(opfv.mean()), "dr": float(dr.mean()),
+        "vs_opfv": paired(mse, opfv), "vs_dr": paired(mse, dr),
+        "coverage": float(covered.mean()),
+        "coverage_se": float(covered.std(ddof=1) / np.sqrt(L)),
+        "median_width": float(np.median(width)),
+    }  # fmt: skip
+
+
+def main(argv: list[str]) -> None:
+    from threadpoolctl import threadpool_limits
+
+    L, n, seed = int(argv[1]), int(argv[2]), int(argv[3])
+    only = argv[4].split(",") if len(argv) > 4 else None
+    with threadpool_limits(1):
+        for shape, kw in SHAPES:
+            key = shape_key(shape, kw)
+            if only is not None and key not in only:
+                continue
+            start = time.time()
+            out = one_truth(YearOfRounds(shape, **kw), shape, L, n, seed)
+            out["seconds"] = round(time.time() - start, 1)
+            print(key, json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

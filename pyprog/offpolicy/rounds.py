@@ -31,6 +31,7 @@ __all__ = [
     "as_days",
     "check_action_dist",
     "check_rounds",
+    "fits_ns",
     "parse_utc",
     "policy_action_dist",
     "utc_dates",
@@ -39,6 +40,9 @@ __all__ = [
 #: How far a row of action probabilities may be from summing to 1.
 PROB_TOL = 1e-6
 _NS_PER_DAY = 86_400e9
+#: Ticks a day in the units coarser than ns that dates are converted from without ns.
+_TICKS_PER_DAY = {"D": 1, "h": 24, "m": 1_440, "s": 86_400, "ms": 86_400_000, "us": 86_400_000_000}
+_INT64_MAX = 2**63 - 1  # datetime64[ns] holds -(2**63 - 1) .. 2**63 - 1 ns (-2**63 is NaT)
 
 
 def parse_utc(text: str) -> _dt.datetime:
@@ -64,15 +68,16 @@ def utc_dates(values) -> np.ndarray:
     """``values`` as an array, dates with a time zone as naive UTC ``datetime64[ns]``.
 
     A pandas Series or DatetimeIndex with a time zone is converted to UTC; a 1-D array of
-    Python ``datetime`` objects becomes ``datetime64[ns]``, those with a ``tzinfo`` converted
-    to UTC first (naive ones are taken as UTC). Anything else is ``numpy.asarray(values)``:
-    the callers check its shape and kind.
+    Python ``datetime`` objects becomes ``datetime64[us]`` (their own resolution, which holds
+    the years 1 .. 9999, where ``datetime64[ns]`` holds only 1677-09-21 .. 2262-04-11),
+    those with a ``tzinfo`` converted to UTC first (naive ones are taken as UTC). Anything
+    else is ``numpy.asarray(values)``: the callers check its shape and kind.
 
     Examples
     --------
     >>> import datetime as dt
     >>> utc_dates([dt.datetime(2019, 11, 24, 9, tzinfo=dt.timezone(dt.timedelta(hours=9)))])
-    array(['2019-11-24T00:00:00.000000000'], dtype='datetime64[ns]')
+    array(['2019-11-24T00:00:00.000000'], dtype='datetime64[us]')
     """
     tz = getattr(getattr(values, "dt", values), "tz", None)  # pandas Series / DatetimeIndex
     if tz is not None:
@@ -82,8 +87,57 @@ def utc_dates(values) -> np.ndarray:
     if arr.ndim == 1 and arr.dtype.kind == "O" and all(isinstance(v, _dt.datetime) for v in arr):
         utc = _dt.timezone.utc
         naive = [v if v.tzinfo is None else v.astimezone(utc).replace(tzinfo=None) for v in arr]
-        arr = np.array(naive, dtype="datetime64[ns]")
+        arr = np.array(naive, dtype="datetime64[us]")
     return arr
+
+
+def _coarse_ticks(dates: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``dates`` as int64 ticks of a unit in :data:`_TICKS_PER_DAY`, and the ticks a day;
+    None for ns and finer units (which are what ``datetime64[ns]`` holds, or finer)."""
+    unit, _ = np.datetime_data(dates.dtype)
+    if unit in ("Y", "M", "W"):
+        unit = "D"
+    if unit not in _TICKS_PER_DAY:
+        return None
+    return dates.astype(f"datetime64[{unit}]").astype(np.int64), _TICKS_PER_DAY[unit]
+
+
+def fits_ns(dates: np.ndarray) -> np.ndarray:
+    """Which of ``dates`` (``datetime64`` of any unit, no NaT) ``datetime64[ns]`` can hold.
+
+    That is 1677-09-21T00:12:43.145224193 .. 2262-04-11T23:47:16.854775807; a cast to
+    ``datetime64[ns]`` wraps the others around silently (the year 2300 becomes 1715).
+
+    Examples
+    --------
+    >>> fits_ns(np.array(["2262-04-11", "2262-04-12", "1500-01-01"], dtype="datetime64[D]"))
+    array([ True, False, False])
+    """
+    coarse = _coarse_ticks(dates)
+    if coarse is None:
+        return np.ones(dates.shape, dtype=bool)
+    ticks, per_day = coarse
+    limit = _INT64_MAX // (86_400 * 10**9 // per_day)  # the last whole tick inside
+    return (ticks >= -limit) & (ticks <= limit)
+
+
+def _dates_as_days(dates: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of ``datetime64`` dates (no NaT), any year numpy holds.
+
+    The dates ``datetime64[ns]`` holds go through it (int64 ns / ns a day, as always, so
+    their numbers are unchanged); the others as whole days plus the day's fraction in their
+    own unit, never through ns (which would wrap them around).
+    """
+    coarse = _coarse_ticks(dates)
+    if coarse is None:
+        return dates.astype("datetime64[ns]").astype(np.int64) / _NS_PER_DAY
+    inside = fits_ns(dates)
+    out = np.empty(dates.shape, dtype=np.float64)
+    out[inside] = dates[inside].astype("datetime64[ns]").astype(np.int64) / _NS_PER_DAY
+    ticks, per_day = coarse
+    whole, part = np.divmod(ticks[~inside], per_day)
+    out[~inside] = whole + part / per_day
+    return out
 
 
 def as_days(times, name: str = "times") -> np.ndarray:
@@ -93,7 +147,9 @@ def as_days(times, name: str = "times") -> np.ndarray:
     ----------
     times : array_like, shape (n,)
         Numbers, ``datetime64``, Python ``datetime`` objects, or a pandas Series /
-        DatetimeIndex (with or without a time zone; naive dates are taken as UTC).
+        DatetimeIndex (with or without a time zone; naive dates are taken as UTC). Any
+        year is converted exactly, also outside the 1677-2262 that ``datetime64[ns]``
+        holds (give such dates as ``datetime``, or ``datetime64`` of a coarser unit).
     name : str
         The argument's name, for error messages.
 
@@ -105,6 +161,8 @@ def as_days(times, name: str = "times") -> np.ndarray:
     --------
     >>> as_days(np.array(["1970-01-02T12:00"], dtype="datetime64[ns]"))
     array([1.5])
+    >>> as_days(np.array(["2300-01-01T06:00"], dtype="datetime64[s]"))
+    array([120530.25])
     """
     arr = utc_dates(times)
     if arr.ndim != 1:
@@ -113,7 +171,7 @@ def as_days(times, name: str = "times") -> np.ndarray:
         if np.isnat(arr).any():
             i = int(np.flatnonzero(np.isnat(arr))[0])
             raise ValueError(f"{name} must not hold missing dates (NaT); got NaT at row {i}")
-        return arr.astype("datetime64[ns]").astype(np.int64) / _NS_PER_DAY
+        return _dates_as_days(arr)
     if arr.dtype.kind not in "biuf":
         raise ValueError(
             f"{name} must be numbers or dates (datetime64, datetime, pandas timestamps); "

@@ -7,21 +7,29 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
+from pyprog.forecast.arrays import LOG_PROB_FLOOR
 from pyprog.forecast.logs import LogFormatError, Logs
 from pyprog.forecast.readers.common import (
+    MAX_ABS_REWARD,
     as_array,
+    as_index,
+    as_times,
+    call,
     check_action_dist,
+    check_rewards,
     choose_positions,
+    count,
     fail,
     log_probabilities,
     need_key,
+    numbers,
+    show,
 )
-from pyprog.offpolicy.rounds import parse_utc
+from pyprog.offpolicy.rounds import fits_ns, parse_utc
 
 __all__ = ["OBD_COLUMNS", "from_obp", "read_obd_csv"]
 
@@ -57,7 +65,7 @@ def from_obp(
     ``position`` (n,) int, optional
         The slot of a slate the action was shown at, in 0 .. L−1 (absent or None: 0).
     ``context`` (n, d), optional
-        The features of each round; only its length is checked (the forecasts do not use
+        The features of each round; only its shape is checked (the forecasts do not use
         contexts yet).
     ``timestamp`` (n,), optional
         Not an OBP key (its loader drops the times); read when present, as the
@@ -85,9 +93,14 @@ def from_obp(
     Raises
     ------
     LogFormatError
-        Naming the key: missing, wrong shape or length, an action outside 0 .. A−1, a
-        ``pscore`` outside (0, 1], ``action_dist`` outside [0, 1] or not summing to 1 over
-        the actions, a position outside 0 .. L−1, or several positions without ``position``.
+        Naming the key: missing, wrong shape or length (ragged arrays too), ``n_rounds`` or
+        ``n_actions`` not an integer >= 1, an action that is not an integer in 0 .. A−1 (1.5
+        is refused, not truncated), a reward that is not finite or beyond ±1e100
+        (:data:`~pyprog.forecast.readers.common.MAX_ABS_REWARD`), a ``pscore`` outside
+        (0, 1], ``action_dist`` outside [0, 1] or not summing to 1 over the actions, a
+        position that is not an integer in 0 .. L−1, a ``timestamp`` that is NaT or outside
+        1677-2262 (what ``datetime64[ns]`` holds), or several positions without
+        ``position``.
 
     Examples
     --------
@@ -101,21 +114,17 @@ def from_obp(
     (4, [1.6, 0.4, 0.4, 1.6])
     """
     source = "OBP bandit feedback"
-    n = int(need_key(bandit_feedback, "n_rounds", source))
-    n_actions = int(need_key(bandit_feedback, "n_actions", source))
-    action = as_array(need_key(bandit_feedback, "action", source), "action", source, (n,))
-    if (action != np.round(action)).any() or (action < 0).any() or (action >= n_actions).any():
-        i = int(
-            np.flatnonzero((action != np.round(action)) | (action < 0) | (action >= n_actions))[0]
-        )
-        raise fail(
-            source, "action", f"{action[i]:g} at round {i} is not an action in 0 .. {n_actions - 1}"
-        )
-    action = action.astype(np.int64)
+    n = count(bandit_feedback, "n_rounds", source, low=1)
+    n_actions = count(bandit_feedback, "n_actions", source, low=1)
+    action = need_key(bandit_feedback, "action", source)
+    action = as_index(action, "action", source, n_actions, "round", "an action ")
+    if len(action) != n:
+        raise fail(source, "action", f"shape {action.shape}, expected ({n},)")
     reward = as_array(need_key(bandit_feedback, "reward", source), "reward", source, (n,))
+    check_rewards(reward, "reward", source, "round")
     pscore = as_array(need_key(bandit_feedback, "pscore", source), "pscore", source, (n,))
     log_beta = log_probabilities(pscore, "pscore", source)
-    dist = np.asarray(action_dist, dtype=np.float64)
+    dist = numbers(action_dist, "action_dist", source)
     if dist.ndim == 2 and dist.shape == (n, n_actions):
         raise fail(
             source,
@@ -124,24 +133,28 @@ def from_obp(
         )
     dist = as_array(dist, "action_dist", source, (n, n_actions, None))
     log_probabilities(dist, "action_dist", source, zero=True)
-    check_action_dist(dist, "action_dist", source)
+    check_action_dist(dist, "action_dist", source, ("round", "position"))
     pos = bandit_feedback.get("position")
-    pos = np.zeros(n, np.int64) if pos is None else as_array(pos, "position", source, (n,))
-    if (pos != np.round(pos)).any() or (pos < 0).any() or (pos >= dist.shape[2]).any():
-        i = int(np.flatnonzero((pos != np.round(pos)) | (pos < 0) | (pos >= dist.shape[2]))[0])
-        raise fail(
-            source,
-            "position",
-            f"{pos[i]:g} at round {i} is not in 0 .. {dist.shape[2] - 1} (action_dist's L)",
-        )
-    pos = pos.astype(np.int64)
+    if pos is None:
+        pos = np.zeros(n, np.int64)
+    else:
+        pos = as_index(pos, "position", source, dist.shape[2], "round")
+        if len(pos) != n:
+            raise fail(source, "position", f"shape {pos.shape}, expected ({n},)")
     context = bandit_feedback.get("context")
-    if context is not None and len(context) != n:
-        raise fail(source, "context", f"{len(context)} rows for n_rounds={n}")
+    if context is not None:
+        try:
+            shape = np.shape(context)
+        except ValueError:
+            raise fail(source, "context", "ragged: its rows have different lengths") from None
+        if len(shape) == 0:
+            raise fail(source, "context", f"a scalar ({show(context)}); expected (n_rounds, d)")
+        if shape[0] != n:
+            raise fail(source, "context", f"{shape[0]} rows for n_rounds={n}")
     if timestamp is None:
         timestamp = bandit_feedback.get("timestamp")
     if timestamp is not None:
-        timestamp = as_timestamps(timestamp, "timestamp", source)
+        timestamp = as_times(timestamp, "timestamp", source, "round")
         if len(timestamp) != n:
             raise fail(source, "timestamp", f"{len(timestamp)} times for n_rounds={n}")
     keep = choose_positions(pos, position, "position", source)
@@ -160,8 +173,142 @@ def from_obp(
 # -- the Open Bandit Dataset's CSV files -------------------------------------------------------
 
 
-def _parse_time(text: str) -> np.datetime64:
-    return np.datetime64(parse_utc(text), "ns")
+#: Rows converted at a time: the reader holds the strings of one chunk, never the file's.
+_CHUNK = 8192
+_INT64 = 2**63
+
+
+def _time(text: str):
+    try:
+        return parse_utc(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time (ISO 8601)") from None
+
+
+def _integer(text: str) -> int:
+    """An integer field; an integral float ("1.0", "2e3") is that integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number") from None
+        if not number.is_integer():
+            raise ValueError(f"{text!r} is not an integer") from None
+        value = int(number)
+    if not -_INT64 <= value < _INT64:
+        raise ValueError(f"{text!r} is outside the integers int64 holds (±9.2e18)")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+
+
+#: How each column :func:`read_obd_csv` uses is converted, and to what.
+_CONVERT = {
+    "timestamp": (_time, "datetime64[us]"),
+    "item_id": (_integer, np.int64),
+    "position": (_integer, np.int64),
+    "click": (_number, np.float64),
+    "propensity_score": (_number, np.float64),
+}
+
+
+def _convert(name: str, col: str, texts: list[str], lines: list[int]) -> np.ndarray:
+    """One chunk of a column as an array; the first bad field named by file, line, column."""
+    convert, dtype = _CONVERT[col]
+    try:
+        out = np.array([convert(t) for t in texts], dtype=dtype)
+    except ValueError:
+        for text, line in zip(texts, lines, strict=True):
+            try:
+                convert(text)
+            except ValueError as exc:
+                raise LogFormatError(f"{name}, line {line}, column {col!r}: {exc}") from None
+        raise
+    if col == "timestamp":
+        out_of_range = ~fits_ns(out)
+        if out_of_range.any():
+            i = int(np.flatnonzero(out_of_range)[0])
+            raise LogFormatError(
+                f"{name}, line {lines[i]}, column 'timestamp': {texts[i]!r} is outside "
+                "1677-09-21 .. 2262-04-11, the dates the logs' timestamps (datetime64[ns]) hold"
+            )
+        out = out.astype("datetime64[ns]")
+    return out
+
+
+def _header(name: str, header: list[str]) -> list[str]:
+    header = [h.strip() for h in header]
+    if "propensity_score" not in header and "action_prob" in header:
+        header[header.index("action_prob")] = "propensity_score"
+    for col in OBD_COLUMNS:
+        if col not in header:
+            raise LogFormatError(
+                f"{name}, line 1, column {col!r}: missing column; the Open Bandit Dataset's "
+                f"files have {', '.join(OBD_COLUMNS)} (got {', '.join(header)})"
+            )
+    return header
+
+
+def _read_columns(name: str, fh, extra) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Stream the file: the columns used (those of OBD_COLUMNS, typed, and the ``extra``
+    ones as str), and each row's line in the file, converted one chunk of rows at a time."""
+    reader = csv.reader(fh)
+    first = next(reader, None)
+    if first is None:
+        raise LogFormatError(f"{name}, line 1: the file is empty; expected a header")
+    header = _header(name, first)
+    named = {col: j for j, col in enumerate(header) if not (col == "" and j == 0)}
+    if extra == "all":
+        extra = [col for col in named if col not in OBD_COLUMNS]
+    for col in extra:
+        if col not in named:
+            raise LogFormatError(
+                f"{name}, line 1: extra_columns names {col!r}, which the file does not have"
+            )
+    wanted = list(OBD_COLUMNS) + [col for col in extra if col not in OBD_COLUMNS]
+    where = [named[col] for col in wanted]
+    chunks: dict[str, list[np.ndarray]] = {col: [] for col in wanted}
+    line_chunks: list[np.ndarray] = []
+    texts: list[list[str]] = [[] for _ in wanted]
+    lines: list[int] = []
+
+    def flush() -> None:
+        for col, column in zip(wanted, texts, strict=True):
+            if col in _CONVERT:
+                chunks[col].append(_convert(name, col, column, lines))
+            else:
+                chunks[col].append(np.array(column, dtype=str))
+            column.clear()
+        line_chunks.append(np.array(lines, dtype=np.int64))
+        lines.clear()
+
+    start = reader.line_num + 1
+    for row in reader:
+        line, start = start, reader.line_num + 1
+        if not any(f.strip() for f in row):
+            continue
+        if len(row) != len(header):
+            raise LogFormatError(
+                f"{name}, line {line}: {len(row)} fields where the header has {len(header)}"
+            )
+        for column, j in zip(texts, where, strict=True):
+            column.append(row[j])
+        lines.append(line)
+        if len(lines) == _CHUNK:
+            flush()
+    if lines:
+        flush()
+    if not line_chunks:
+        raise LogFormatError(f"{name}, line 2: no data rows after the header")
+    columns = {col: np.concatenate(chunks.pop(col)) for col in wanted}
+    return columns, np.concatenate(line_chunks)
 
 
 def read_obd_csv(
@@ -169,6 +316,7 @@ def read_obd_csv(
     *,
     evaluation_pscore: float | np.ndarray | Callable[[dict], np.ndarray],
     position: int | str | None = None,
+    extra_columns: str | Sequence[str] | None = None,
 ) -> Logs:
     """Logs from a CSV file of the Open Bandit Dataset (Saito et al., 2021), sorted by time.
 
@@ -196,7 +344,13 @@ def read_obd_csv(
         it ``action_prob``, which is also accepted.
     ``user_feature_0`` .. ``user_feature_3``, ``user-item_affinity_0`` .. ``_K``
         The user's hashed categorical features and their affinity to each item (a
-        hyphen in the name); passed to a callable ``evaluation_pscore``, otherwise unused.
+        hyphen in the name); passed to a callable ``evaluation_pscore``, otherwise not
+        kept (see ``extra_columns``).
+
+    The file is read as a stream, a few thousand rows at a time, keeping only the columns
+    used: about 180 bytes a row at the peak whatever the row's width (the full dataset's
+    26 million rows about 5 GB), and the columns passed to a callable on top (as str, 4
+    bytes a character).
 
     Parameters
     ----------
@@ -210,6 +364,10 @@ def read_obd_csv(
         the other columns as str) returning one per row.
     position : int or "all", optional
         Which rows (the module docstring's rule, with the file's 1, 2, 3).
+    extra_columns : "all", str or sequence of str, optional
+        The columns besides the five above to pass to a callable ``evaluation_pscore``
+        (default: all of them when it is callable, none otherwise). Name the ones it uses
+        to read a large file in less memory.
 
     Returns
     -------
@@ -221,9 +379,13 @@ def read_obd_csv(
     Raises
     ------
     LogFormatError
-        Naming the file, line and column: a missing column, a value that is not a number
-        or a time, a ``propensity_score`` outside (0, 1], an ``evaluation_pscore`` outside
-        [0, 1] or of the wrong length, several positions without ``position``.
+        Naming the file, line (the file's, counted from 1 with the header) and column: a
+        missing column, a value that is not a number or a time, an ``item_id`` or
+        ``position`` that is not an integer (an integral float such as ``1.0`` is taken)
+        or is beyond int64, a time outside 1677-2262 (what ``datetime64[ns]`` holds), a
+        ``click`` not finite or beyond ±1e100, a ``propensity_score`` outside (0, 1], an
+        ``evaluation_pscore`` outside [0, 1] or of the wrong length (or a callable one that
+        raises), several positions without ``position``.
 
     References
     ----------
@@ -244,76 +406,43 @@ def read_obd_csv(
     ([1, 0], [1.0, 0.0])
     """
     name = os.fspath(path)
+    if extra_columns is None:
+        extra_columns = "all" if callable(evaluation_pscore) else ()
+    elif isinstance(extra_columns, str) and extra_columns != "all":
+        extra_columns = (extra_columns,)
     try:
         with open(name, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh))
+            columns, lines = _read_columns(name, fh, extra_columns)
     except OSError as exc:
         raise LogFormatError(f"{name}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise LogFormatError(f"{name}: not UTF-8 text ({exc.reason})") from None
-    if not rows:
-        raise LogFormatError(f"{name}, line 1: the file is empty; expected a header")
-    header = [h.strip() for h in rows[0]]
-    if "propensity_score" not in header and "action_prob" in header:
-        header[header.index("action_prob")] = "propensity_score"
-    for col in OBD_COLUMNS:
-        if col not in header:
-            raise LogFormatError(
-                f"{name}, line 1, column {col!r}: missing column; the Open Bandit Dataset's "
-                f"files have {', '.join(OBD_COLUMNS)} (got {', '.join(header)})"
-            )
-    body = [(k + 2, r) for k, r in enumerate(rows[1:]) if any(f.strip() for f in r)]
-    if not body:
-        raise LogFormatError(f"{name}, line 2: no data rows after the header")
-    for lineno, r in body:
-        if len(r) != len(header):
-            raise LogFormatError(
-                f"{name}, line {lineno}: {len(r)} fields where the header has {len(header)}"
-            )
-    columns: dict[str, np.ndarray] = {}
-    for j, col in enumerate(header):
-        if col == "" and j == 0:
-            continue
-        columns[col] = np.array([r[j] for _, r in body])
+    except csv.Error as exc:
+        raise LogFormatError(f"{name}: not a CSV file the reader can split ({exc})") from None
 
-    def parse(col: str, convert):
-        out = []
-        for (lineno, _), text in zip(body, columns[col], strict=True):
-            try:
-                out.append(convert(text))
-            except ValueError:
-                raise LogFormatError(
-                    f"{name}, line {lineno}, column {col!r}: {str(text)!r} is not "
-                    + ("a time (ISO 8601)" if col == "timestamp" else "a number")
-                ) from None
-        return out
-
-    columns["timestamp"] = np.array(parse("timestamp", _parse_time), dtype="datetime64[ns]")
-    for col in ("item_id", "position"):
-        columns[col] = np.array(parse(col, int), dtype=np.int64)
-    for col in ("click", "propensity_score"):
-        columns[col] = np.array(parse(col, float))
-    lines = np.array([lineno for lineno, _ in body])
-
-    def check(values: np.ndarray, col: str, zero: bool) -> np.ndarray:
-        try:
-            return log_probabilities(values, col, name, zero=zero)
-        except LogFormatError:
-            low_ok = (values >= 0) if zero else (values > 0)
-            i = int(np.flatnonzero(~(low_ok & (values <= 1)))[0])
-            rng = "[0, 1]" if zero else "(0, 1]"
-            raise LogFormatError(
-                f"{name}, line {lines[i]}, column {col!r}: {values[i]} is not a probability "
-                f"in {rng}"
-            ) from None
-
-    if not np.isfinite(columns["click"]).all():
-        i = int(np.flatnonzero(~np.isfinite(columns["click"]))[0])
-        raise LogFormatError(f"{name}, line {lines[i]}, column 'click': must be finite")
-    log_beta = check(columns["propensity_score"], "propensity_score", zero=False)
-    n = len(body)
-    pi = evaluation_pscore(dict(columns)) if callable(evaluation_pscore) else evaluation_pscore
-    pi = np.asarray(pi, dtype=np.float64)
+    click = columns["click"]
+    bad = ~(np.abs(click) <= MAX_ABS_REWARD)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogFormatError(
+            f"{name}, line {lines[i]}, column 'click': {show(click[i])}; a reward must be "
+            f"finite and at most {MAX_ABS_REWARD:g} in magnitude"
+        )
+    pscore = columns["propensity_score"]
+    bad = ~((pscore > 0) & (pscore <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogFormatError(
+            f"{name}, line {lines[i]}, column 'propensity_score': {show(pscore[i])} is not a "
+            "probability in (0, 1]"
+        )
+    log_beta = np.log(pscore)
+    n = len(lines)
+    if callable(evaluation_pscore):
+        pi = call(evaluation_pscore, "evaluation_pscore", name, dict(columns))
+    else:
+        pi = evaluation_pscore
+    pi = numbers(pi, "evaluation_pscore", name)
     if pi.ndim == 0:
         pi = np.full(n, float(pi))
     if pi.shape != (n,):
@@ -322,7 +451,9 @@ def read_obd_csv(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise fail(
-            name, "evaluation_pscore", f"{pi[i]} for line {lines[i]} is not a probability in [0, 1]"
+            name,
+            "evaluation_pscore",
+            f"{show(pi[i])} for line {lines[i]} is not a probability in [0, 1]",
         )
     with np.errstate(divide="ignore"):
         log_pi = np.maximum(np.log(pi), LOG_PROB_FLOOR)

@@ -2,26 +2,74 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR
+from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
 from pyprog.forecast.logs import LogFormatError
+from pyprog.offpolicy.rounds import fits_ns, utc_dates
 
 __all__ = [
+    "MAX_ABS_REWARD",
     "as_array",
+    "as_index",
+    "as_times",
+    "call",
     "check_action_dist",
+    "check_rewards",
     "choose_positions",
+    "count",
     "fail",
     "log_probabilities",
     "need_key",
+    "numbers",
     "shift_densities",
+    "show",
 ]
+
+#: The largest reward magnitude the readers take. The forecasts square importance-weighted
+#: returns (variances, the weighted least squares, the bootstrap), which overflows float64
+#: from about 1e154 on and still returns a number; 1e100 leaves room for ratios up to 1e20
+#: over 10^9 steps. Every forecast scales with the rewards: rescale them instead.
+MAX_ABS_REWARD = 1e100
 
 
 def fail(source: str, key: str, what: str) -> LogFormatError:
     return LogFormatError(f"{source}: {key!r}: {what}")
+
+
+def show(value) -> str:
+    """A value for a message: a plain number (no ``np.int64(...)``), huge ones in ``.4g``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**20 else f"{value:.4g}"
+    text = repr(value)
+    return text if len(text) <= 12 else f"{value:.6g}"
+
+
+def numbers(values, key: str, source: str) -> np.ndarray:
+    """``values`` as a float64 array of any shape; ragged or non-numeric input named."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc):
+            raise fail(source, key, "ragged: its rows have different lengths") from None
+        raise fail(source, key, f"must be numbers ({exc})") from None
+
+
+def count(data: Mapping, key: str, source: str, low: int = 0) -> int:
+    """An integer key of the dict (``n_rounds``, ``n_actions``, ...), at least ``low``."""
+    value = need_key(data, key, source)
+    if isinstance(value, np.generic):
+        value = value.item()
+    ok = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not ok or not low <= value < 2**63:
+        raise fail(source, key, f"{show(value)}; must be an integer >= {low} (and < 2**63)")
+    return int(value)
 
 
 def need_key(data: Mapping, key: str, source: str):
@@ -32,12 +80,9 @@ def need_key(data: Mapping, key: str, source: str):
     return data[key]
 
 
-def as_array(values, key: str, source: str, shape: tuple, dtype=np.float64) -> np.ndarray:
-    """``values`` as an array of ``shape`` (None: any length on that axis)."""
-    try:
-        arr = np.asarray(values, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise fail(source, key, f"must be numbers ({exc})") from None
+def as_array(values, key: str, source: str, shape: tuple) -> np.ndarray:
+    """``values`` as a float64 array of ``shape`` (None: any length on that axis)."""
+    arr = numbers(values, key, source)
     want = (
         "("
         + ", ".join("*" if s is None else str(s) for s in shape)
@@ -64,12 +109,91 @@ def log_probabilities(p: np.ndarray, key: str, source: str, zero: bool = False) 
         return np.maximum(np.log(p), LOG_PROB_FLOOR)
 
 
-def check_action_dist(dist: np.ndarray, key: str, source: str) -> None:
+def check_action_dist(dist: np.ndarray, key: str, source: str, axes: tuple[str, ...]) -> None:
+    """Each distribution over the actions (axis 1) sums to 1; ``axes`` names the others."""
     sums = dist.sum(axis=1)
     bad = np.abs(sums - 1.0) > 1e-6
     if bad.any():
         i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), sums.shape)
-        raise fail(source, key, f"sums to {sums[i]:.6g} over the actions at {i}; must be 1")
+        at = ", ".join(f"{axis} {int(k)}" for axis, k in zip(axes, i, strict=True))
+        raise fail(source, key, f"sums to {sums[i]:.6g} over the actions at {at}; must be 1")
+
+
+def as_index(values, key: str, source: str, n: int, noun: str, what: str = "") -> np.ndarray:
+    """1-D integers in 0 .. n−1 (actions, positions) as int64; the first bad one named as
+    given (not as its cast: 1.5 is not truncated, 2**63 not wrapped around)."""
+    try:
+        arr = np.asarray(values)
+    except ValueError:
+        raise fail(source, key, "ragged: its rows have different lengths") from None
+    if arr.dtype.kind == "O":
+        for i, v in enumerate(arr.ravel()):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise fail(source, key, f"{v!r} at {noun} {i} is not an integer")
+        arr = np.asarray(arr.tolist(), dtype=np.float64)
+    if arr.dtype.kind not in "biuf":
+        raise fail(source, key, f"must be integers; got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise fail(source, key, f"shape {arr.shape}, expected one per {noun}")
+    bad = (arr < 0) | (arr >= n)
+    if arr.dtype.kind == "f":
+        bad |= ~np.isfinite(arr) | (arr != np.round(arr))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise fail(source, key, f"{show(arr[i])} at {noun} {i} is not {what}in 0 .. {n - 1}")
+    return arr.astype(np.int64)
+
+
+def check_rewards(reward: np.ndarray, key: str, source: str, noun: str) -> None:
+    """Finite rewards of magnitude at most :data:`MAX_ABS_REWARD` (its comment says why)."""
+    bad = ~(np.abs(reward) <= MAX_ABS_REWARD)
+    if bad.any():
+        i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), reward.shape)
+        at = ", ".join(str(int(k)) for k in i)
+        what = "not finite" if not np.isfinite(reward[i]) else f"beyond ±{MAX_ABS_REWARD:g}"
+        raise fail(
+            source,
+            key,
+            f"{show(reward[i])} at {noun} {at} is {what}: rewards must be finite and at most "
+            f"{MAX_ABS_REWARD:g} in magnitude (the forecasts square importance-weighted "
+            "returns, which overflows float64 past about 1e154); rescale them, every forecast "
+            "scales with them",
+        )
+
+
+def as_times(values, key: str, source: str, noun: str = "position") -> np.ndarray:
+    """Times as :func:`~pyprog.forecast.arrays.as_timestamps` returns them, with NaT and
+    dates ``datetime64[ns]`` cannot hold (outside 1677-2262; its cast wraps them around)
+    refused."""
+    arr = utc_dates(values)
+    if arr.dtype.kind == "M" and arr.ndim == 1:
+        nat = np.isnat(arr)
+        if nat.any():
+            i = int(np.flatnonzero(nat)[0])
+            raise fail(source, key, f"NaT at {noun} {i}: every time must be a date")
+        out = ~fits_ns(arr)
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise fail(
+                source,
+                key,
+                f"{arr[i]} at {noun} {i} is outside 1677-09-21 .. 2262-04-11, the dates "
+                "the logs' timestamps (datetime64[ns]) hold",
+            )
+    return as_timestamps(arr, key, source)
+
+
+def call(f: Callable, key: str, source: str, *args):
+    """``f(*args)``; whatever it raises becomes one error naming ``key``."""
+    if not callable(f):
+        raise fail(source, key, f"must be a callable; got {type(f).__name__}")
+    try:
+        return f(*args)
+    except Exception as exc:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise fail(
+            source, key, f"the policy callable raised {type(exc).__name__}: {first}"
+        ) from exc
 
 
 def choose_positions(position_col: np.ndarray, position, key: str, source: str) -> np.ndarray:

@@ -9,18 +9,27 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
+from pyprog.forecast.arrays import LOG_PROB_FLOOR
 from pyprog.forecast.logs import LogFormatError, Logs
 from pyprog.forecast.readers.common import (
     as_array,
+    as_index,
+    as_times,
+    call,
     check_action_dist,
+    check_rewards,
+    count,
     fail,
     log_probabilities,
     need_key,
+    numbers,
     shift_densities,
+    show,
 )
 
 __all__ = ["from_minari", "from_scope_rl"]
+
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 # -- SCOPE-RL ----------------------------------------------------------------------------------
@@ -80,10 +89,13 @@ def from_scope_rl(
     Raises
     ------
     LogFormatError
-        Naming the key: missing, a length other than ``size``, ``size`` other than
-        N·H, a ``pscore`` outside (0, 1] (> 0 for continuous), an action distribution
-        outside [0, 1] or not summing to 1, a trajectory without ``done`` at its end, or
-        not exactly one of the two evaluation-policy arguments.
+        Naming the key: missing, a length other than ``size`` (ragged arrays too), ``size``,
+        N or H not integers >= 1 or ``size`` other than N·H, a discrete action that is not
+        an integer in 0 .. A−1 (NaN, 1.5 or a string), a continuous one that is not a
+        finite number, a reward not finite or beyond ±1e100, a ``pscore`` outside (0, 1]
+        (> 0 for continuous), an action distribution outside [0, 1] or not summing to 1, a
+        trajectory without ``done`` at its end, a ``timestamp`` that is NaT or outside
+        1677-2262, or not exactly one of the two evaluation-policy arguments.
 
     Examples
     --------
@@ -97,34 +109,41 @@ def from_scope_rl(
     (2, [[1.0, 0.0], [0.0, 1.0]])
     """
     source = "SCOPE-RL logged dataset"
-    size = int(need_key(logged_dataset, "size", source))
-    n = int(need_key(logged_dataset, "n_trajectories", source))
-    h = int(need_key(logged_dataset, "step_per_trajectory", source))
-    if n < 1 or h < 1 or n * h != size:
+    size = count(logged_dataset, "size", source, low=1)
+    n = count(logged_dataset, "n_trajectories", source, low=1)
+    h = count(logged_dataset, "step_per_trajectory", source, low=1)
+    if n * h != size:
         raise fail(
             source, "size", f"{size} steps, but n_trajectories × step_per_trajectory = {n} × {h}"
         )
-    pscore = np.asarray(need_key(logged_dataset, "pscore", source), dtype=np.float64)
+    pscore = numbers(need_key(logged_dataset, "pscore", source), "pscore", source)
     action_type = logged_dataset.get("action_type") or (
         "continuous" if pscore.ndim == 2 else "discrete"
     )
     if action_type not in ("discrete", "continuous"):
         raise fail(source, "action_type", f"{action_type!r}: expected 'discrete' or 'continuous'")
     continuous = action_type == "continuous"
-    action = np.asarray(need_key(logged_dataset, "action", source))
-    if len(action) != size or action.ndim != (2 if continuous else 1):
-        want = "(size, action_dim)" if continuous else "(size,)"
-        raise fail(source, "action", f"shape {action.shape}, expected {want} with size={size}")
+    action = need_key(logged_dataset, "action", source)
+    if continuous:
+        action = as_array(action, "action", source, (size, None))
+        if not np.isfinite(action).all():
+            i, j = (int(k) for k in np.argwhere(~np.isfinite(action))[0])
+            raise fail(source, "action", f"{action[i, j]} at step {i}, dimension {j}")
+    elif np.ndim(action) != 1 or len(action) != size:
+        raise fail(source, "action", f"shape {np.shape(action)}, expected (size,) with size={size}")
     reward = as_array(need_key(logged_dataset, "reward", source), "reward", source, (size,))
+    check_rewards(reward, "reward", source, "step")
     done = as_array(need_key(logged_dataset, "done", source), "done", source, (size,))
     as_array(need_key(logged_dataset, "terminal", source), "terminal", source, (size,))
     if continuous:
         pscore = as_array(pscore, "pscore", source, (size, None))
         if not (np.isfinite(pscore) & (pscore > 0)).all():
-            i = np.unravel_index(
-                int(np.flatnonzero(~(np.isfinite(pscore) & (pscore > 0)))[0]), pscore.shape
+            i, j = (int(k) for k in np.argwhere(~(np.isfinite(pscore) & (pscore > 0)))[0])
+            raise fail(
+                source,
+                "pscore",
+                f"{show(pscore[i, j])} at step {i}, dimension {j} is not a density > 0",
             )
-            raise fail(source, "pscore", f"{pscore[i]} at {i} is not a density > 0")
         log_beta = np.log(pscore).sum(axis=1)
     else:
         log_beta = log_probabilities(as_array(pscore, "pscore", source, (size,)), "pscore", source)
@@ -155,22 +174,20 @@ def from_scope_rl(
             evaluation_policy_action_dist, "evaluation_policy_action_dist", source, (size, None)
         )
         log_probabilities(dist, "evaluation_policy_action_dist", source, zero=True)
-        check_action_dist(dist, "evaluation_policy_action_dist", source)
-        if (action < 0).any() or (action >= dist.shape[1]).any():
-            i = int(np.flatnonzero((action < 0) | (action >= dist.shape[1]))[0])
-            raise fail(
-                source, "action", f"{action[i]} at step {i} is not in 0 .. {dist.shape[1] - 1}"
-            )
+        check_action_dist(dist, "evaluation_policy_action_dist", source, ("step",))
+        action = as_index(action, "action", source, dist.shape[1], "step", "an action ")
         with np.errstate(divide="ignore"):
-            log_pi = np.maximum(
-                np.log(dist[np.arange(size), action.astype(np.int64)]), LOG_PROB_FLOOR
-            )
+            log_pi = np.maximum(np.log(dist[np.arange(size), action]), LOG_PROB_FLOOR)
     else:
         log_pi = as_array(evaluation_policy_log_prob, "evaluation_policy_log_prob", source, (size,))
         if np.isnan(log_pi).any() or (log_pi == np.inf).any():
             i = int(np.flatnonzero(np.isnan(log_pi) | (log_pi == np.inf))[0])
             raise fail(source, "evaluation_policy_log_prob", f"{log_pi[i]} at step {i}")
         log_pi = np.maximum(log_pi, LOG_PROB_FLOOR)
+        if not continuous:  # integers, in 0 .. n_actions − 1 when the dict says n_actions
+            known = logged_dataset.get("n_actions") is not None
+            limit = count(logged_dataset, "n_actions", source, 1) if known else _INT64_MAX
+            as_index(action, "action", source, limit, "step", "an action ")
         if not continuous and (log_pi > 0).any():
             i = int(np.flatnonzero(log_pi > 0)[0])
             raise fail(
@@ -181,7 +198,7 @@ def from_scope_rl(
     if continuous:
         log_pi, log_beta = shift_densities(log_pi, log_beta)
     if timestamp is not None:
-        timestamp = as_timestamps(timestamp, "timestamp", source)
+        timestamp = as_times(timestamp, "timestamp", source, "trajectory")
         if len(timestamp) != n:
             raise fail(source, "timestamp", f"{len(timestamp)} times for n_trajectories={n}")
     return Logs.from_arrays(
@@ -207,12 +224,43 @@ def _drop_last(observations):
     return observations[:-1]
 
 
-def _first_len(observations) -> int:
-    if isinstance(observations, Mapping):
-        return _first_len(next(iter(observations.values())))
-    if isinstance(observations, tuple):
-        return _first_len(observations[0])
-    return len(observations)
+def _length(values) -> int | None:
+    """The number of entries (of the first array of a dict / tuple space); None for a
+    scalar or an empty dict / tuple."""
+    if isinstance(values, Mapping):
+        return _length(next(iter(values.values()))) if values else None
+    if isinstance(values, tuple):
+        return _length(values[0]) if values else None
+    return len(values) if np.ndim(values) > 0 else None
+
+
+def _episode_id(ep, k: int, source: str) -> int:
+    """``ep.id`` as an int (default: ``k``, its index); 1.5, None or a string refused."""
+    value = getattr(ep, "id", k)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(f"{source}, episode at position {k}", "id", f"{show(value)} is not an integer")
+    return value
+
+
+def _check_lengths(ep, t: int, where: str) -> None:
+    for attr in ("actions", "terminations", "truncations"):
+        got = _length(getattr(ep, attr))
+        if got != t:
+            noun = "actions" if attr == "actions" else "entries"
+            what = "a scalar" if got is None else f"{got} {noun}"
+            raise fail(where, attr, f"{what} for {t} rewards; expected one per step")
+    got = _length(ep.observations)
+    if got != t + 1:
+        what = "a scalar (or an empty dict)" if got is None else f"{got}"
+        raise fail(
+            where,
+            "observations",
+            f"{what} for {t} rewards; Minari stores {t + 1} (the first from reset)",
+        )
 
 
 def _per_action(values, t: int, key: str, source: str) -> np.ndarray:
@@ -290,9 +338,12 @@ def from_minari(
     Raises
     ------
     LogFormatError
-        Naming the attribute or key: a missing attribute or ``infos`` key, lengths that do
-        not match ``rewards``, a log-probability that is NaN or +inf (or −inf for the
-        behaviour policy), not exactly one behaviour source, or no episodes.
+        Naming the attribute or key: a missing attribute or ``infos`` key, an ``id`` that is
+        not an integer or that two episodes share, lengths that do not match ``rewards``
+        (scalars too), ``infos`` that is not a dict, a reward not finite or beyond ±1e100,
+        a log-probability that is NaN or +inf (or −inf for the behaviour policy), a
+        callable that raises, a time that is NaT or outside 1677-2262, not exactly one
+        behaviour source, or no episodes.
 
     Examples
     --------
@@ -321,32 +372,36 @@ def from_minari(
             f"{source}: expected an iterable of episodes; got {type(episodes).__name__}"
         )
     ids, rewards, log_pis, log_betas, times = [], [], [], [], []
+    seen: dict[int, int] = {}
     for k, ep in enumerate(episodes):
-        where = f"{source}, episode {getattr(ep, 'id', k)}"
         for attr in _EPISODE_FIELDS:
             if not hasattr(ep, attr):
                 raise fail(
-                    where,
+                    f"{source}, episode {getattr(ep, 'id', k)}",
                     attr,
                     f"missing attribute (Minari's EpisodeData has {', '.join(_EPISODE_FIELDS)})",
                 )
+        ep_id = _episode_id(ep, k, source)
+        if ep_id in seen:
+            raise fail(
+                source,
+                "id",
+                f"episode id {ep_id} appears twice, at positions {seen[ep_id]} and {k} of "
+                "episodes; each episode needs its own id",
+            )
+        seen[ep_id] = k
+        where = f"{source}, episode {ep_id}"
         r = as_array(ep.rewards, "rewards", where, (None,))
         t = len(r)
         if t == 0:
             raise fail(where, "rewards", "an episode without steps")
-        if len(ep.actions) != t:
-            raise fail(where, "actions", f"{len(ep.actions)} actions for {t} rewards")
-        for attr in ("terminations", "truncations"):
-            if len(getattr(ep, attr)) != t:
-                raise fail(where, attr, f"{len(getattr(ep, attr))} entries for {t} rewards")
-        if _first_len(ep.observations) != t + 1:
-            raise fail(
-                where,
-                "observations",
-                f"{_first_len(ep.observations)} for {t} rewards; Minari stores {t + 1} "
-                "(the first from reset)",
-            )
+        check_rewards(r, "rewards", where, "step")
+        _check_lengths(ep, t, where)
         infos = ep.infos if ep.infos is not None else {}
+        if not isinstance(infos, Mapping):
+            raise fail(
+                where, "infos", f"got {type(infos).__name__}; Minari's infos is a dict of arrays"
+            )
         obs = _drop_last(ep.observations)
         if behavior_log_prob_key is not None:
             if behavior_log_prob_key not in infos:
@@ -359,7 +414,8 @@ def from_minari(
             lb = _log_probs(lb, t, behavior_log_prob_key, where)
             lb_name = behavior_log_prob_key
         else:
-            lb = _log_probs(behavior_policy(obs, ep.actions), t, "behavior_policy", where)
+            lb = call(behavior_policy, "behavior_policy", where, obs, ep.actions)
+            lb = _log_probs(lb, t, "behavior_policy", where)
             lb_name = "behavior_policy"
         if (lb == -np.inf).any():
             raise fail(
@@ -368,16 +424,18 @@ def from_minari(
                 f"−inf at step {int(np.flatnonzero(lb == -np.inf)[0])}: the logged action "
                 "had probability 0",
             )
-        lp = _log_probs(evaluation_log_prob(obs, ep.actions), t, "evaluation_log_prob", where)
+        lp = call(evaluation_log_prob, "evaluation_log_prob", where, obs, ep.actions)
+        lp = _log_probs(lp, t, "evaluation_log_prob", where)
         lp = np.maximum(lp, LOG_PROB_FLOOR)
         lp, lb = shift_densities(lp, lb)
         if timestamp_key is not None:
             if timestamp_key not in infos:
                 raise fail(where, timestamp_key, "missing infos key")
-            times.append(
-                as_timestamps(np.asarray(infos[timestamp_key])[:1], timestamp_key, where)[0]
-            )
-        ids.append(np.full(t, int(getattr(ep, "id", k))))
+            entry = infos[timestamp_key]
+            if _length(entry) in (None, 0):
+                raise fail(where, timestamp_key, "no times; expected one per step (or T+1)")
+            times.append(as_times(np.asarray(entry)[:1], timestamp_key, where, "step")[0])
+        ids.append(np.full(t, ep_id))
         rewards.append(r)
         log_pis.append(lp)
         log_betas.append(lb)

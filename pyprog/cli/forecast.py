@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from pyprog.cli.common import check_input, refuse_overwrite
+
 __all__ = ["OPTION_NAMES", "add_parser", "cmd"]
 
 #: forecast_logs' parameters → this command's options (errors are printed in the latter),
@@ -44,6 +46,12 @@ def _split(candidates: str | None) -> list[str] | None:
     if candidates is None:
         return None
     return [name.strip() for name in candidates.split(",") if name.strip()]
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The log can be read, and no output (--json, --plot) is the log or each other."""
+    check_input("LOGS", args.logs)
+    refuse_overwrite({"LOGS": args.logs}, {"--json": args.json, "--plot": args.plot})
 
 
 def _check_output(option: str, path: str | None) -> None:
@@ -95,13 +103,12 @@ def _value_cmd(args: argparse.Namespace) -> int:
     """``--time``: the value of a policy at a date, from timestamped rounds."""
     import datetime as dt
 
-    from pyprog.forecast.value import forecast_value
-
-    _check_output("--json", args.json)
     if (args.at is None) == (args.over is None):
         raise ValueError("with --time, give exactly one of --at DATE and --over START END")
     if args.plot:
         raise ValueError("--plot: not available with --time yet; use --json and plot the numbers")
+    _check_files(args)
+    _check_output("--json", args.json)
     episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
                     "--d": args.d is not None, "--candidates": args.candidates is not None,
                     "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf")}  # fmt: skip
@@ -110,6 +117,8 @@ def _value_cmd(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
+    from pyprog.forecast.value import forecast_value  # after the checks: errors come at once
+
     result = forecast_value(
         args.logs,
         names(args.policy),
@@ -158,16 +167,16 @@ def cmd(args: argparse.Namespace) -> int:
         return _value_cmd(args)
     if args.at is not None or args.over is not None:
         raise ValueError("--at and --over need --time COL (a log of timestamped rounds)")
+    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
+        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
+    _check_files(args)
+    _check_output("--json", args.json)
+    _check_output("--plot", args.plot)
     import sys
     import warnings
 
     from pyprog.forecast.logged import forecast_logs
     from pyprog.forecast.selection import PLAUSIBLE_SE
-
-    _check_output("--json", args.json)
-    _check_output("--plot", args.plot)
-    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
-        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
 
     with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
         warnings.simplefilter("always")

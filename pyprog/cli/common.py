@@ -33,6 +33,7 @@ __all__ = [
     "format_table",
     "parse_envs",
     "parse_speeds",
+    "plain_numbers",
     "progress_bar",
     "progress_lines",
     "refuse_overwrite",
@@ -71,6 +72,8 @@ def cli_message(
     '--candidates is only used with --basis auto; got --basis poly'
     >>> cli_message("d sets the features (got d=7; name them with candidates=[...])", opts)
     '--d sets the features (got --d 7; name them with --candidates)'
+    >>> cli_message("Pass max_horizon= to forecast anyway", {"max_horizon": "--max-horizon"})
+    'Pass --max-horizon to forecast anyway'
     """
     for prefix in prefixes:
         if message.startswith(f"{prefix}: "):
@@ -83,7 +86,21 @@ def cli_message(
         message = re.sub(rf"\b{n}='([^']*)'", rf"{option} \1", message)
         message = re.sub(rf"(?<![\w(-]){n}=([^\s;,)]+)", rf"{option} \1", message)
         message = re.sub(rf"(^|; ){n}(?=[ :])", rf"\1{option}", message)
-    return message
+        message = re.sub(rf"(?<![\w(-]){n}=(?=\s|$)", option, message)  # "pass max_horizon="
+    return plain_numbers(message)
+
+
+def plain_numbers(message: str) -> str:
+    """Numbers in a message as a reader wants them: ``np.int64(0)`` as ``0``, and a run of
+    more than 15 digits (a 300-digit integer) shortened to 4 significant digits.
+
+    Examples
+    --------
+    >>> plain_numbers("got np.int64(0) and np.float64(1.5); seed " + "9" * 30)
+    'got 0 and 1.5; seed 1e+30'
+    """
+    message = re.sub(r"\bnp\.(?:u?int|float|complex|bool_?)\d*\(([^()]*)\)", r"\1", message)
+    return re.sub(r"(?<![\w.])\d{16,}(?![\w.])", lambda m: f"{float(m.group(0)):.4g}", message)
 
 
 def check_input(option: str, path: str) -> None:

@@ -53,14 +53,8 @@ def _split(candidates: str | None) -> list[str] | None:
     return [name.strip() for name in candidates.split(",") if name.strip()]
 
 
-#: The most bootstrap draws the command takes (more do not move a 4-digit interval).
-MAX_N_BOOT = 1_000_000
-
-
 def _check_files(args: argparse.Namespace) -> None:
     """The log can be read, and no output (--json, --plot) is the log or each other."""
-    if args.n_boot is not None and args.n_boot > MAX_N_BOOT:
-        raise ValueError(f"--n-boot must be at most {MAX_N_BOOT:,}; got {args.n_boot:.4g}")
     check_input("LOGS", args.logs)
     refuse_overwrite({"LOGS": args.logs}, {"--json": args.json, "--plot": args.plot})
 
@@ -159,9 +153,14 @@ def _value_cmd(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
+    from pyprog.forecast.intervals import MAX_BOOT
     from pyprog.forecast.rounds_csv import read_rounds  # after the checks: errors come at once
     from pyprog.forecast.value import forecast_value
 
+    if args.n_boot is not None and args.n_boot > MAX_BOOT:  # before the work, not a crash in it
+        raise ValueError(
+            f"--n-boot must be an integer >= 100 and <= {MAX_BOOT}; got {args.n_boot:.4g}"
+        )
     columns, lines = read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
     at = None if args.at is None else _target(args.at, args.compact_dates)
     over = None if args.over is None else tuple(_target(t, args.compact_dates) for t in args.over)

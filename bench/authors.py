@@ -83,6 +83,34 @@ with open(out, "w") as fh:
 """
 
 
+#: Options naming this machine's folders → how the report writes them (as a user types them).
+PLACEHOLDERS = {
+    "--authors": "PATH/TO/OptFuture_NSMDP",
+    "--authors-python": "PATH/TO/torch-venv/bin/python",
+    "--out": "OUT",
+}
+
+
+def user_command(argv: list[str]) -> str:
+    """The command as a user would type it: this machine's folders as placeholders.
+
+    Examples
+    --------
+    >>> user_command(["--authors", "/work/x/repo", "--repeat", "3", "--out=/tmp/o"])
+    'python bench/authors.py --authors PATH/TO/OptFuture_NSMDP --repeat 3 --out OUT'
+    """
+    words, given = [], iter(argv)
+    for word in given:
+        option, eq, value = word.partition("=")
+        if option in PLACEHOLDERS:
+            if not eq:
+                next(given, None)
+            words += [option, PLACEHOLDERS[option]]
+        else:
+            words.append(word)
+    return " ".join(["python bench/authors.py", *words])
+
+
 def authors_argv(env: str, algo: str, speed: int, setting: dict, episodes: int, seed: int):
     """The authors' ``Src/NS_parser.py`` options for one of pyprog's settings.
 
@@ -313,7 +341,7 @@ def main(argv=None) -> int:
     rows = sorted(rows + kept, key=lambda r: order.index(r["case"]) if r["case"] in order else 99)
     report = {
         "date": now,
-        "command": "python bench/authors.py " + " ".join(argv or sys.argv[1:]),
+        "command": user_command(argv or sys.argv[1:]),
         "machine": machine(),
         "threads": "one each: " + ", ".join(f"{k}=1" for k in ONE_THREAD if k != "MPLBACKEND"),
         "rows": rows,

@@ -8,33 +8,67 @@ the gradient of that forecast.
 >>> result = pyprog.run("reco", "pro-wls", speed=2, seed=0, episodes=300)
 >>> result.returns.shape
 (300,)
+
+The public names are loaded on first use (PEP 562), so that ``import pyprog`` (and each
+``pyprog`` command, whose errors should appear at once) costs only what it uses: the
+kernel backend (chosen, and any warning about it given, at import) and the registration
+of the environments with Gymnasium.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from pyprog._ext.backend import backend
 from pyprog._version import __version__
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
-from pyprog.envs.diabetes.parameters import basal_rate
-from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis, time_index
-from pyprog.forecast.estimators import (
-    Forecast,
-    PDISResult,
-    discounted_returns,
-    episode_ratios,
-    nis_forecast,
-    nwis_forecast,
-    ols_weights,
-    pdis,
-)
-from pyprog.forecast.forecasters import Forecaster, ForecastError
-from pyprog.forecast.logged import LogForecast, forecast_logs
-from pyprog.forecast.safety import SafetyTest, safety_test
-from pyprog.forecast.selection import Selection, select_forecaster
-from pyprog.forecast.value import ValueForecast, forecast_value
-from pyprog.learn.hyperparams import Hyper, default_hyper
-from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
-from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
-from pyprog.runner.loop import RunResult, run
-from pyprog.stats.summary import surrogate_regret
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from pyprog.envs.diabetes.parameters import basal_rate
+    from pyprog.envs.diabetes.patient import simulate_patient
+    from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis, time_index
+    from pyprog.forecast.estimators import (
+        Forecast,
+        PDISResult,
+        discounted_returns,
+        episode_ratios,
+        nis_forecast,
+        nwis_forecast,
+        ols_weights,
+        pdis,
+    )
+    from pyprog.forecast.forecasters import Forecaster, ForecastError
+    from pyprog.forecast.logged import LogForecast, forecast_logs
+    from pyprog.forecast.safety import SafetyTest, safety_test
+    from pyprog.forecast.selection import Selection, select_forecaster
+    from pyprog.forecast.value import ValueForecast, forecast_value
+    from pyprog.learn.hyperparams import Hyper, default_hyper
+    from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
+    from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
+    from pyprog.runner.loop import RunResult, run
+    from pyprog.stats.summary import surrogate_regret
+
+#: The module that defines each lazily loaded public name.
+_SOURCES = {
+    "pyprog.envs.diabetes.parameters": ("basal_rate",),
+    "pyprog.envs.diabetes.patient": ("simulate_patient",),  # imports numba
+    "pyprog.forecast.bases": ("BASES", "forecast_design", "n_features", "time_basis", "time_index"),
+    "pyprog.forecast.estimators": ("Forecast", "PDISResult", "discounted_returns",
+                                   "episode_ratios", "nis_forecast", "nwis_forecast",
+                                   "ols_weights", "pdis"),
+    "pyprog.forecast.forecasters": ("Forecaster", "ForecastError"),
+    "pyprog.forecast.logged": ("LogForecast", "forecast_logs"),
+    "pyprog.forecast.safety": ("SafetyTest", "safety_test"),
+    "pyprog.forecast.selection": ("Selection", "select_forecaster"),
+    "pyprog.forecast.value": ("ValueForecast", "forecast_value"),
+    "pyprog.learn.hyperparams": ("Hyper", "default_hyper"),
+    "pyprog.learn.learners": ("FTRLPG", "ONPG", "Learner", "ProOLS", "ProWLS"),
+    "pyprog.learn.policies": ("GaussianPolicy", "Policy", "SoftmaxLinear", "SoftmaxMLP"),
+    "pyprog.runner.loop": ("RunResult", "run"),
+    "pyprog.stats.summary": ("surrogate_regret",),
+}  # fmt: skip
+_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 
 __all__ = [
     "BASES",
@@ -81,10 +115,15 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # the patient model imports numba: load it on first use, not with pyprog
-    if name == "simulate_patient":
-        from pyprog.envs.diabetes.patient import simulate_patient
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use (then kept here)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pyprog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return simulate_patient
-    raise AttributeError(f"module 'pyprog' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

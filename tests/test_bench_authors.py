@@ -157,3 +157,17 @@ def test_markdown_shows_repeats_and_rows_kept_from_an_earlier_run():
     )
     assert "| NS_Reacher ProOLS speed 2 | 40.00 s | 10.00 s | 4.0x |" in text
     assert "NS_Reacher ProOLS speed 2: from an earlier run, 2026-11-26T20:00:00+00:00" in text
+
+
+def test_the_recorded_command_is_typed_as_a_user_would(tmp_path):
+    """Issue 48 item 15: no folder of the machine that ran it, in the report or its JSON."""
+    argv = ["--authors", "/home/me/src/repo", "--authors-python=/opt/v/bin/python", "--out",
+            str(tmp_path), "--repeat", "3"]  # fmt: skip
+    assert authors.user_command(argv) == (
+        "python bench/authors.py --authors PATH/TO/OptFuture_NSMDP --authors-python "
+        "PATH/TO/torch-venv/bin/python --out OUT --repeat 3"
+    )
+    for name in ("authors.md", "authors.json", "authors_loaded.json"):
+        text = (ROOT / "bench" / "results" / name).read_text()
+        assert "--authors PATH/TO/OptFuture_NSMDP" in text, name
+        assert "/work/" not in text and "/tmp/" not in text, name

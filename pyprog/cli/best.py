@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyprog.cli.common import speed_label
+from pyprog.cli.common import refuse_overwrite, speed_label
 
 __all__ = ["add_parser", "cmd", "setting_text"]
 
@@ -34,6 +34,7 @@ def cmd(args: argparse.Namespace) -> int:
 
     from pyprog.experiments import sweep
 
+    refuse_overwrite({"--store": args.store}, {"--json": None if args.json == "-" else args.json})
     table, rows = sweep.best_settings(args.store, sweep=args.name)
     text = json.dumps(table, indent=1, sort_keys=True) + "\n"
     if args.json not in (None, "-"):

@@ -4,14 +4,19 @@ The arguments ``run`` and ``sweep`` both take (:func:`add_grid_arguments`) and t
 parsing and bounds (:func:`parse_envs`, :func:`parse_speeds`, :func:`check_counts`); a tqdm
 progress bar driven by ``progress(done, total)`` (:func:`progress_bar`); the regret table as
 text (:func:`format_table`, :func:`speed_label`); the one-line notice before numba
-compiles the patient model (:func:`say_if_compiling`); and library errors reworded with the
-command's option names (:func:`cli_message`).
+compiles the patient model (:func:`say_if_compiling`); library errors reworded with the
+command's option names (:func:`cli_message`); and the checks of a command's files before any
+work (:func:`check_input`, :func:`refuse_overwrite`).
+
+This module is imported by every command's parser: it imports only the standard library
+and what the parsers need, so that ``pyprog`` answers a usage error at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 import time
@@ -23,12 +28,15 @@ from pyprog.learn.hyperparams import DTYPES
 __all__ = [
     "add_grid_arguments",
     "check_counts",
+    "check_input",
     "cli_message",
     "format_table",
     "parse_envs",
     "parse_speeds",
+    "plain_numbers",
     "progress_bar",
     "progress_lines",
+    "refuse_overwrite",
     "say_if_compiling",
     "speed_label",
 ]
@@ -64,6 +72,8 @@ def cli_message(
     '--candidates is only used with --basis auto; got --basis poly'
     >>> cli_message("d sets the features (got d=7; name them with candidates=[...])", opts)
     '--d sets the features (got --d 7; name them with --candidates)'
+    >>> cli_message("Pass max_horizon= to forecast anyway", {"max_horizon": "--max-horizon"})
+    'Pass --max-horizon to forecast anyway'
     """
     for prefix in prefixes:
         if message.startswith(f"{prefix}: "):
@@ -76,7 +86,75 @@ def cli_message(
         message = re.sub(rf"\b{n}='([^']*)'", rf"{option} \1", message)
         message = re.sub(rf"(?<![\w(-]){n}=([^\s;,)]+)", rf"{option} \1", message)
         message = re.sub(rf"(^|; ){n}(?=[ :])", rf"\1{option}", message)
-    return message
+        message = re.sub(rf"(?<![\w(-]){n}=(?=\s|$)", option, message)  # "pass max_horizon="
+    return plain_numbers(message)
+
+
+def plain_numbers(message: str) -> str:
+    """Numbers in a message as a reader wants them: ``np.int64(0)`` as ``0``, and a run of
+    more than 15 digits (a 300-digit integer) shortened to 4 significant digits.
+
+    Examples
+    --------
+    >>> plain_numbers("got np.int64(0) and np.float64(1.5); seed " + "9" * 30)
+    'got 0 and 1.5; seed 1e+30'
+    """
+    message = re.sub(r"\bnp\.(?:u?int|float|complex|bool_?)\d*\(([^()]*)\)", r"\1", message)
+    return re.sub(r"(?<![\w.])\d{16,}(?![\w.])", lambda m: f"{float(m.group(0)):.4g}", message)
+
+
+def check_input(option: str, path: str) -> None:
+    """Refuse an input file that cannot be read (missing, a folder, not readable), before
+    the libraries it would be read with are even imported.
+
+    Examples
+    --------
+    >>> check_input("LOGS", "/")
+    Traceback (most recent call last):
+    ...
+    ValueError: LOGS '/' is a directory; give a file
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path!r} is a directory; give a file")
+    if not os.path.exists(path):
+        raise ValueError(f"{option}: no such file {path!r}")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{option} {path!r}: permission denied (not readable)")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same inode once both exist (through symlinks,
+    hard links, ``./`` or relative paths), else the same resolved path."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_overwrite(inputs: dict[str, str | None], outputs: dict[str, str | None]) -> None:
+    """Refuse an output path that is an input's file (or another output's): it would be
+    overwritten. Called before anything is read or written.
+
+    Parameters
+    ----------
+    inputs, outputs : dict of str to str or None
+        Option (``"LOGS"``, ``"--json"``) → its path; None (not given) is skipped.
+
+    Examples
+    --------
+    >>> refuse_overwrite({"LOGS": "log.csv"}, {"--json": "./log.csv", "--plot": None})
+    Traceback (most recent call last):
+    ...
+    ValueError: --json ./log.csv would overwrite LOGS log.csv (the same file); write it elsewhere
+    """
+    given_in = [(o, p) for o, p in inputs.items() if p is not None]
+    given_out = [(o, p) for o, p in outputs.items() if p is not None]
+    for i, (option, path) in enumerate(given_out):
+        for other, source in given_in + given_out[:i]:
+            if _same_file(path, source):
+                raise ValueError(
+                    f"{option} {path} would overwrite {other} {source} (the same file); "
+                    f"write it elsewhere"
+                )
 
 
 def format_table(table: list[dict]) -> str:

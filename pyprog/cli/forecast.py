@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from pyprog.cli.common import check_input, refuse_overwrite
+
 __all__ = ["OPTION_NAMES", "add_parser", "cmd"]
 
 #: forecast_logs' parameters → this command's options (errors are printed in the latter),
@@ -30,12 +32,17 @@ OPTION_NAMES = (
         "at": "--at",
         "over": "--over",
         "max_horizon": "--max-horizon",
+        "bin_width": "--bin-width",
+        "compact_dates": "--compact-dates",
         "estimator": "--estimator",
         "policy": "--policy",
         "context": "--context",
     },
     ("forecast_logs", "nis_forecast", "nwis_forecast", "select_forecaster", "forecast_value"),
-    {"None, an integer >= 0 or a numpy.random.Generator": "an integer >= 0"},
+    {
+        "None, an integer >= 0 or a numpy.random.Generator": "an integer >= 0",
+        "width must be a finite number of days": "--bin-width must be a finite number of days",
+    },
 )
 
 
@@ -44,6 +51,12 @@ def _split(candidates: str | None) -> list[str] | None:
     if candidates is None:
         return None
     return [name.strip() for name in candidates.split(",") if name.strip()]
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The log can be read, and no output (--json, --plot) is the log or each other."""
+    check_input("LOGS", args.logs)
+    refuse_overwrite({"LOGS": args.logs}, {"--json": args.json, "--plot": args.plot})
 
 
 def _check_output(option: str, path: str | None) -> None:
@@ -91,17 +104,47 @@ def _write_json(path: str, summary: dict) -> None:
         raise ValueError(f"cannot write --json {path}: {exc.strerror or exc}") from None
 
 
+def _one_line_warnings(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, its warnings printed one line each on stderr, as the errors."""
+    import sys
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    for w in dict.fromkeys(str(w.message) for w in caught):
+        print(f"pyprog forecast: warning: {w}", file=sys.stderr)
+    return result
+
+
+def _target(text: str, compact_dates: str | None) -> float | str:
+    """``--at`` / ``--over``: eight digits of a date read as ``--compact-dates`` says."""
+    from pyprog.forecast.rounds_csv import parse_time_text
+
+    return text if compact_dates is None else parse_time_text(text, compact_dates)
+
+
+def _in_lines(message: str, path: str, lines) -> str:
+    """The library's 0-based "row i" of the log as the file's line ("line 7 of LOG.csv")."""
+    import re
+
+    def line(match: re.Match) -> str:
+        i = int(match.group(1))
+        return f"line {lines[i]} of {path}" if i < len(lines) else match.group(0)
+
+    return re.sub(r"\brow (\d+)\b", line, message)
+
+
 def _value_cmd(args: argparse.Namespace) -> int:
     """``--time``: the value of a policy at a date, from timestamped rounds."""
     import datetime as dt
 
-    from pyprog.forecast.value import forecast_value
-
-    _check_output("--json", args.json)
     if (args.at is None) == (args.over is None):
         raise ValueError("with --time, give exactly one of --at DATE and --over START END")
     if args.plot:
         raise ValueError("--plot: not available with --time yet; use --json and plot the numbers")
+    _check_files(args)
+    _check_output("--json", args.json)
     episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
                     "--d": args.d is not None, "--candidates": args.candidates is not None,
                     "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf")}  # fmt: skip
@@ -110,22 +153,39 @@ def _value_cmd(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
-    result = forecast_value(
-        args.logs,
-        names(args.policy),
-        at=args.at,
-        over=None if args.over is None else tuple(args.over),
-        time=args.time,
-        context=context,
-        action=args.action,
-        reward=args.reward,
-        pscore=args.pscore,
-        estimator=args.estimator,
-        max_horizon=args.max_horizon,
-        alpha=args.alpha,
-        n_boot=400 if args.n_boot is None else args.n_boot,
-        random_state=args.seed,
-    )
+    from pyprog.forecast.intervals import MAX_BOOT
+    from pyprog.forecast.rounds_csv import read_rounds  # after the checks: errors come at once
+    from pyprog.forecast.value import forecast_value
+
+    if args.n_boot is not None and args.n_boot > MAX_BOOT:  # before the work, not a crash in it
+        raise ValueError(
+            f"--n-boot must be an integer >= 100 and <= {MAX_BOOT}; got {args.n_boot:.4g}"
+        )
+    columns, lines = read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
+    at = None if args.at is None else _target(args.at, args.compact_dates)
+    over = None if args.over is None else tuple(_target(t, args.compact_dates) for t in args.over)
+    alpha = _default("alpha", forecast_value) if args.alpha is None else args.alpha
+    try:
+        result = _one_line_warnings(
+            forecast_value,
+            log=columns,
+            policy=names(args.policy),
+            at=at,
+            over=over,
+            time=args.time,
+            context=context,
+            action=args.action,
+            reward=args.reward,
+            pscore=args.pscore,
+            estimator=args.estimator,
+            bin_width=args.bin_width,
+            max_horizon=args.max_horizon,
+            alpha=alpha,
+            n_boot=400 if args.n_boot is None else args.n_boot,
+            random_state=args.seed,
+        )
+    except ValueError as exc:  # ForecastError too
+        raise type(exc)(_in_lines(str(exc), args.logs, lines)) from None
     summary = result.as_dict()
 
     def date(days: float) -> str:
@@ -133,7 +193,7 @@ def _value_cmd(args: argparse.Namespace) -> int:
         return stamp.isoformat(timespec="minutes") + "Z"
 
     when = f"at {args.at}" if args.at is not None else f"over {args.over[0]} to {args.over[1]}"
-    level = f"{(1 - args.alpha) * 100:.12g}%"
+    level = f"{(1 - alpha) * 100:.12g}%"
     print(
         f"{args.logs}: {result.n_rounds} rounds in {result.n_bins} days; value of the policy "
         f"{when} ({result.horizon:.4g} days after the log; {level} bootstrap interval)"
@@ -144,13 +204,27 @@ def _value_cmd(args: argparse.Namespace) -> int:
         f"{result.model}, {result.estimator}"
     )
     given = args.at if args.at is not None else args.over[0]
-    try:
-        float(given)
-    except ValueError:  # a date: say which UTC instant the number is about
+    if _is_date(given, args.compact_dates):  # say which UTC instant the number is about
         summary["target_utc"] = [date(v) for v in result.target[1:]]
     if args.json:
         _write_json(args.json, summary)
     return 0
+
+
+def _is_date(text: str, compact_dates: str | None) -> bool:
+    """Whether a target given on the command line is a date (not a number of days)."""
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return compact_dates == "date" and len(text.strip()) == 8 and text.strip().isdigit()
+
+
+def _default(name: str, fn) -> float:
+    """The default of ``fn``'s parameter ``name``: the command's default is the function's."""
+    import inspect
+
+    return inspect.signature(fn).parameters[name].default
 
 
 def cmd(args: argparse.Namespace) -> int:
@@ -158,35 +232,30 @@ def cmd(args: argparse.Namespace) -> int:
         return _value_cmd(args)
     if args.at is not None or args.over is not None:
         raise ValueError("--at and --over need --time COL (a log of timestamped rounds)")
-    import sys
-    import warnings
-
+    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
+        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
+    _check_files(args)
+    _check_output("--json", args.json)
+    _check_output("--plot", args.plot)
     from pyprog.forecast.logged import forecast_logs
     from pyprog.forecast.selection import PLAUSIBLE_SE
 
-    _check_output("--json", args.json)
-    _check_output("--plot", args.plot)
-    if args.d not in (None, 2) and args.basis == "linear":  # not silently unused
-        raise ValueError(f"--d: the linear basis has 2 features ([x, 1]), not {args.d}; drop --d")
-
-    with warnings.catch_warnings(record=True) as caught:  # one line each, as the errors
-        warnings.simplefilter("always")
-        result = forecast_logs(
-            args.logs,
-            delta=args.delta,
-            basis=args.basis,
-            d=args.d,
-            gamma=args.gamma,
-            clip=args.clip,
-            alpha=args.alpha,
-            n_boot=2000 if args.n_boot is None else args.n_boot,
-            seed=args.seed,
-            candidates=_split(args.candidates),
-        )
-    for w in caught:
-        print(f"pyprog forecast: warning: {w.message}", file=sys.stderr)
+    alpha = _default("alpha", forecast_logs) if args.alpha is None else args.alpha
+    result = _one_line_warnings(
+        forecast_logs,
+        args.logs,
+        delta=args.delta,
+        basis=args.basis,
+        d=args.d,
+        gamma=args.gamma,
+        clip=args.clip,
+        alpha=alpha,
+        n_boot=2000 if args.n_boot is None else args.n_boot,
+        seed=args.seed,
+        candidates=_split(args.candidates),
+    )
     summary = result.as_dict()
-    level = f"{(1 - args.alpha) * 100:.12g}%"
+    level = f"{(1 - alpha) * 100:.12g}%"
     if args.basis == "linear":
         how = "linear"
     elif args.basis != "auto":
@@ -225,10 +294,10 @@ def cmd(args: argparse.Namespace) -> int:
             )
     s = summary["safety"]
     if "error" in s:
-        print(f"safety test (alpha {args.alpha:g}): no test: {s['error']}")
+        print(f"safety test (alpha {alpha:g}): no test: {s['error']}")
     else:
         print(
-            f"safety test (alpha {args.alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
+            f"safety test (alpha {alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
             f"forecast advantage over β {s['value']:.5g} ({s['model']}), one-sided lower "
             f"bound {s['low']:.5g}"
         )
@@ -280,7 +349,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     fc.add_argument("--gamma", type=float, default=1.0, help="discount factor (default 1)")
     fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
-    fc.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (0.05)")
+    fc.add_argument(
+        "--alpha", type=float, default=None,
+        help="1 - confidence level (default 0.05 for episodes, 0.1 with --time: the defaults "
+        "of pyprog.forecast_logs and pyprog.forecast_value)",
+    )  # fmt: skip
     fc.add_argument(
         "--n-boot", type=int, default=None,
         help="bootstrap draws (default 2000 for episodes, 400 with --time)",
@@ -317,5 +390,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tv.add_argument(
         "--max-horizon", type=float, default=None,
         help="furthest target in days after the log (default: the log's span)",
+    )  # fmt: skip
+    tv.add_argument(
+        "--bin-width", type=float, default=1.0,
+        help="days per bin of the forecaster in time (default 1; less for patterns within "
+        "a day)",
+    )  # fmt: skip
+    tv.add_argument(
+        "--compact-dates", default=None, choices=("date", "days"),
+        help="how eight digits that are a date (20230101) are read, in the time column and "
+        "--at/--over: as that date or as a number of days (default: refused, they could be "
+        "either)",
     )  # fmt: skip
     fc.set_defaults(func=cmd, option_names=OPTION_NAMES)

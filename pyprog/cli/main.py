@@ -17,15 +17,24 @@ from pyprog._version import __version__
 from pyprog.cli import best, forecast, info, reproduce, run, sweep
 from pyprog.cli.common import cli_message
 
-__all__ = ["build_parser", "main"]
+__all__ = ["OneLineParser", "build_parser", "main"]
 
 #: The subcommands, in the order ``pyprog --help`` lists them.
 COMMANDS = (info, run, sweep, best, reproduce, forecast)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line (``pyprog forecast: error: argument
+    --max-horizon: invalid float value: 'abc'; see pyprog forecast --help``), as the
+    commands' own errors are, not the usage text followed by the error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``pyprog`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pyprog",
         description="Prognosticator (Chandak et al., ICML 2020): optimize for the future "
         "in non-stationary MDPs.",

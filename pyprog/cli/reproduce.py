@@ -8,18 +8,28 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pyprog.cli.common import add_dtype_argument, check_counts, progress_bar, say_if_compiling
+from pyprog.cli.common import (
+    add_dtype_argument,
+    check_counts,
+    progress_bar,
+    refuse_overwrite,
+    say_if_compiling,
+)
 from pyprog.envs.registry import ENVS
 
 __all__ = ["add_parser", "cmd"]
 
 
 def cmd(args: argparse.Namespace) -> int:
+    import os
+
     from pyprog import paper
     from pyprog.experiments import grid
     from pyprog.learn.hyperparams import check_env
     from pyprog.paper.reproduce import reproduce
 
+    # the store --store names is only read: this reproduction's runs go to OUT/runs.sqlite
+    refuse_overwrite({"--store": args.store}, {"--out": os.path.join(args.out, grid.STORE_NAME)})
     envs = grid.parse_list(args.env, "--env", check_env)
     check_counts(args)
     plan = paper.QUICK if args.quick else paper.FULL

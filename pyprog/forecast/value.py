@@ -40,14 +40,18 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.rounds_csv import parse_time_text, read_rounds_csv
+from pyprog.forecast.log_columns import column as _column
+from pyprog.forecast.log_columns import column_names as _names
+from pyprog.forecast.log_columns import log_columns as _columns
+from pyprog.forecast.log_columns import numbers_of as _numbers
+from pyprog.forecast.log_columns import target_time as _target_time
+from pyprog.forecast.rounds_csv import read_rounds_csv
 from pyprog.offpolicy.estimates import round_estimates
 from pyprog.offpolicy.rounds import (
     as_days,
@@ -57,7 +61,7 @@ from pyprog.offpolicy.rounds import (
 )
 from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
 from pyprog.offpolicy.time_selection import choose_time_model
-from pyprog.offpolicy.time_terms import TimeModel, as_time_model, time_point
+from pyprog.offpolicy.time_terms import TimeModel, as_time_model
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
@@ -131,67 +135,6 @@ class ValueForecast:
             f"value {self.value:.4g}{interval}{level} at {self.horizon:.4g} days ahead; "
             f"model {self.model}, estimator {self.estimator}, {self.n_rounds} rounds"
         )
-
-
-# -- the log's columns (a CSV file: :mod:`.rounds_csv`) -------------------------------
-
-
-def _columns(log) -> tuple[Mapping, str]:
-    if isinstance(log, (str, os.PathLike)):
-        return None, os.fspath(log)
-    if isinstance(log, Mapping) or hasattr(log, "columns"):
-        return log, "log"
-    raise ValueError(
-        f"log must be a CSV path, a pandas DataFrame or a dict of arrays; got {type(log).__name__}"
-    )
-
-
-def _names(frame, spec, what: str) -> list[str]:
-    """Column names from a list, or every column starting with a prefix, in numeric order."""
-    keys = [str(k) for k in (frame.columns if hasattr(frame, "columns") else frame.keys())]
-    if isinstance(spec, str):
-        found = [k for k in keys if k.startswith(spec) and k[len(spec) :].isdigit()]
-        return sorted(found, key=lambda k: int(k[len(spec) :]))
-    names = [str(s) for s in spec]
-    missing = [s for s in names if s not in keys]
-    if missing:
-        raise ValueError(f"{what}: no column(s) {missing} in the log (columns: {keys})")
-    return names
-
-
-def _column(frame, name: str, what: str):
-    keys = frame.columns if hasattr(frame, "columns") else frame.keys()
-    if name not in keys:
-        raise ValueError(
-            f"{what}: no column {name!r} in the log (columns: {[str(k) for k in keys]})"
-        )
-    return frame[name]
-
-
-def _numbers(frame, name: str, what: str) -> np.ndarray:
-    """Column ``name`` as float64, or a ValueError naming it."""
-    values = np.asarray(frame[name])
-    if values.dtype.kind not in "biuf":
-        raise ValueError(f"{what}: column {name!r} must hold numbers; got dtype {values.dtype}")
-    return values.astype(np.float64)
-
-
-def _target_time(name: str, value) -> float:
-    """A target as days: an ISO-8601 string here, numbers and dates by ``time_point``."""
-    if isinstance(value, str):
-        try:
-            return parse_time_text(value)
-        except ValueError:
-            what = f"{name} must be a number or an ISO-8601 date; got {value!r}"
-            raise ValueError(what) from None
-    try:
-        return time_point(name, value)
-    except ValueError:
-        if isinstance(value, numbers.Real):
-            raise  # a non-finite number: time_point says so
-        raise ValueError(
-            f"{name} must be a number (days), a date or an ISO-8601 string; got {value!r}"
-        ) from None
 
 
 # -- the forecast ----------------------------------------------------------------------

@@ -129,24 +129,40 @@ class ValueModel:
         return out
 
     def _draw(self, n_draws: int) -> _Draws:
+        """Draws of θ from the product of its one-dimensional profiles at the mode,
+        weighted by the joint posterior over that proposal (importance sampling)."""
         if n_draws == 0:
             return _Draws([self.mode], np.ones(1))
         theta = self.mode.theta
-        H = self.mm.hessian(theta)
-        vals, vecs = np.linalg.eigh(H)
-        floor = 1.0 / (4.0 * self.mm.prior_scale**2)  # the prior's own curvature at 0
-        cov = (vecs / np.maximum(vals, floor)) @ vecs.T
-        df = 4.0
-        proposal = scipy.stats.multivariate_t(loc=theta, shape=cov, df=df, seed=self.rng)
-        samples = np.atleast_2d(proposal.rvs(n_draws))
-        solved = [self.mm.solve(np.abs(s)) for s in samples]
-        log_post = -np.array([s.objective for s in solved])
-        # the target is even in each coordinate: the proposal's density of |θ| sums the
-        # reflections, approximated by the draw's own density (the mode is near 0 or far)
-        log_q = proposal.logpdf(samples)
-        logw = log_post - log_q
+        samples = np.empty((n_draws, theta.size))
+        log_q = np.zeros(n_draws)
+        for k in range(theta.size):
+            grid, dens = self._profile(k)
+            samples[:, k], lq = _sample_cells(grid, dens, n_draws, self.rng)
+            log_q += lq
+        solved = [self.mm.solve(s) for s in samples]
+        logw = -np.array([s.objective for s in solved]) - log_q
         w = np.exp(logw - logw.max())
         return _Draws(solved, w / w.sum())
+
+    def _profile(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """θ_k on a grid from 0 to where the posterior has fallen by e⁻¹⁰ (the others at
+        the mode), and the unnormalised posterior there."""
+        theta, base = self.mode.theta, self.mode.objective
+        step = 0.02 * self.mm.prior_scale
+        grid, objective = [0.0], []
+        s = 0.0
+        while True:
+            at = theta.copy()
+            at[k] = grid[-1]
+            objective.append(self.mm.solve(at).objective - base)
+            if (objective[-1] > 10.0 and grid[-1] > theta[k]) or len(grid) > 40:
+                break
+            s += step
+            step *= 1.4
+            grid.append(s)
+        objective = np.array(objective)
+        return np.array(grid), np.exp(-(objective - objective.min()))
 
     def _rows(self, targets) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Design rows (r, P), future walk columns and owners, and days per target."""
@@ -212,6 +228,17 @@ class ValueModel:
         for j in range(mean.size):
             low[j], high[j] = _mixture_interval(self.draws.weight, ms[:, j], vs[:, j], alpha)
         return mean, low, high
+
+
+def _sample_cells(grid, dens, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """n draws from the piecewise-constant density whose cell [g_i, g_i+1] has mass
+    ∝ its width × the mean of the density at its ends; and their log densities."""
+    width = np.diff(grid)
+    mass = width * 0.5 * (dens[:-1] + dens[1:])
+    mass = mass / mass.sum()
+    cell = rng.choice(width.size, size=n, p=mass)
+    draws = grid[cell] + rng.random(n) * width[cell]
+    return draws, np.log(mass[cell] / width[cell])
 
 
 def _mixture_interval(w, mu, var, alpha: float) -> tuple[float, float]:

@@ -15,6 +15,7 @@ import pytest
 
 import pyprog
 from pyprog.cli.main import main
+from pyprog.forecast.value import forecast_value
 
 
 def write_log(path, n=300, seed=0, days=60.0, header=None, times=None):
@@ -369,3 +370,24 @@ class TestItem14Defaults:
     def test_sorted_times_say_nothing(self, recwarn):
         pyprog.forecast_value(small_frame(), "pi_", at=65, n_boot=100)
         assert not [w for w in recwarn if "time order" in str(w.message)]
+
+
+# -- forecast_value's numeric options, checked before the log is read (issue 48 items 11, 13)
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ({"max_horizon": "abc"}, "max_horizon must be a number of days > 0; got 'abc'"),
+        ({"max_horizon": True}, "max_horizon must be a number of days > 0; got True"),
+        ({"n_boot": 10**30}, r"n_boot must be an integer >= 100 and <= 1000000; got 1e\+30"),
+        ({"n_boot": 5}, "n_boot must be an integer >= 100"),
+        ({"bin_width": 0}, "bin_width must be a finite number of days > 0; got 0"),
+        ({"bin_width": np.nan}, "bin_width must be a finite number of days > 0; got nan"),
+        ({"alpha": np.int64(2)}, r"alpha must be in \(0, 1\) or None; got 2"),
+    ],
+)
+def test_forecast_value_checks_its_options_before_reading_the_log(tmp_path, option, message):
+    missing = tmp_path / "never-read.csv"  # does not exist: the option's error comes first
+    with pytest.raises(ValueError, match=message):
+        forecast_value(missing, "pi_", at=5.0, **option)

@@ -111,9 +111,9 @@ def check_n_boot(n_boot: int, n: int | None = None) -> int:
         or not isinstance(n_boot, numbers.Integral)
         or not MIN_BOOT <= n_boot <= MAX_BOOT
     ):
-        raise ValueError(
-            f"n_boot must be an integer >= {MIN_BOOT} and <= {MAX_BOOT}; got {n_boot!r}"
-        )
+        big = isinstance(n_boot, numbers.Integral) and abs(n_boot) > MAX_BOOT**2
+        shown = f"{float(n_boot):.4g}" if big else repr(n_boot)  # not 300 digits
+        raise ValueError(f"n_boot must be an integer >= {MIN_BOOT} and <= {MAX_BOOT}; got {shown}")
     return int(n_boot)
 
 

@@ -46,12 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast.intervals import check_n_boot
 from pyprog.forecast.log_columns import column as _column
 from pyprog.forecast.log_columns import column_names as _names
 from pyprog.forecast.log_columns import log_columns as _columns
 from pyprog.forecast.log_columns import numbers_of as _numbers
 from pyprog.forecast.log_columns import target_time as _target_time
-from pyprog.forecast.rounds_csv import read_rounds_csv
+from pyprog.forecast.rounds_csv import read_rounds_csv, shorten
 from pyprog.offpolicy.estimates import round_estimates
 from pyprog.offpolicy.rounds import (
     as_days,
@@ -247,6 +248,7 @@ def forecast_value(
     >>> f.model, round(f.value, 1), f.low < 2.0 < f.high
     ('const+season(365.25D,k=1)', 2.0, True)
     """
+    _check_options(alpha, n_boot, bin_width, max_horizon)  # before any reading or fitting
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)
@@ -298,17 +300,10 @@ def forecast_value(
             f"pool_contexts=True needs a reward model affine in its inputs (marked "
             f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
         )
-    if alpha is not None and not (
-        isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
-    ):
-        raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
-
     # targets and horizons
     t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
     span = t_last - t_first
     limit = span if max_horizon is None else float(max_horizon)
-    if max_horizon is not None and not (math.isfinite(limit) and limit > 0):
-        raise ValueError(f"max_horizon must be a number of days > 0; got {max_horizon!r}")
     if over is not None:
         if not isinstance(over, (tuple, list)) or len(over) != 2:
             raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
@@ -429,6 +424,24 @@ def forecast_value(
     else:
         out = forecast(goals, every_estimate(at_log))
     return out if many else out[0]
+
+
+def _check_options(alpha, n_boot, bin_width, max_horizon) -> None:
+    """The numeric options, each a ValueError naming it (before the log is read)."""
+
+    def real(x) -> bool:
+        return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+    if alpha is not None and not (real(alpha) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1) or None; got {shorten(alpha)}")
+    if alpha is not None:
+        check_n_boot(n_boot)
+    if not (real(bin_width) and math.isfinite(bin_width) and bin_width > 0):
+        raise ValueError(f"bin_width must be a finite number of days > 0; got {shorten(bin_width)}")
+    if max_horizon is not None and not (
+        real(max_horizon) and math.isfinite(max_horizon) and max_horizon > 0
+    ):
+        raise ValueError(f"max_horizon must be a number of days > 0; got {shorten(max_horizon)}")
 
 
 def _contexts_drift(est, bin_width: float) -> bool:

@@ -61,7 +61,7 @@ def yearly_bins(shape, n_days: int = 365, noise_var: float = 0.05, seed: int = 0
 
 def test_the_forecast_is_linear_in_the_bins():
     b = yearly_bins(lambda t: np.sin(2 * np.pi * t / 365.25))
-    model = ValueModel(b, np.full(b.m, 0.05), n_draws=0, random_state=0)
+    model = ValueModel(b, np.full(b.m, 0.05), n_boot=0, random_state=0)
     targets = [("at", 400.0), ("over", 380.0, 420.0)]
     mean, _, _ = model.predict(targets, alpha=None)
     zeta = model.zeta(targets)
@@ -140,8 +140,11 @@ def test_bin_noise_pools_small_bins_and_keeps_large_ones():
     assert 1.0 < noise[2] < 9.0  # one round: the pooled variance
 
 
-def test_bad_kind_is_refused():
+def test_bad_kind_and_an_interval_without_worlds_are_refused():
     b = yearly_bins(lambda t: 0 * t, n_days=30)
-    model = ValueModel(b, np.full(30, 0.05), n_draws=0)
+    model = ValueModel(b, np.full(30, 0.05), n_boot=0)
     with pytest.raises(ValueError, match="kind must be 'prediction' or 'mean'"):
         model.predict([("at", 40.0)], kind="median")
+    with pytest.raises(ValueError, match="n_boot=0"):
+        model.predict([("at", 40.0)], alpha=0.1)
+    assert model.predict([("at", 40.0)], alpha=None)[1] is None

@@ -7,8 +7,8 @@ with its defaults, 90 % prediction intervals at the 8 targets. Per truth: the mo
 OPFV's (φ from the data) and stationary DR's, the paired z of the per-log MSE against
 OPFV, coverage and its s.e. over logs, the median width.
 
-Run ``python tests/value_model_montecarlo.py L n seed [truth,truth,... [n_draws]]``
-(``n_draws`` 0: the interval at the variances' mode alone, without their uncertainty); the guide
+Run ``python tests/value_model_montecarlo.py L n seed [truth,truth,... [n_boot]]``
+(``n_boot``: the model's bootstrap worlds, default 200); the guide
 ``docs/guides/value-model.md`` quotes it.
 """
 
@@ -29,23 +29,23 @@ from pyprog.offpolicy import bin_estimates, round_estimates
 from pyprog.value import ValueModel, bin_noise
 
 
-def model_forecast(d: dict, targets: np.ndarray, seed: int, n_draws: int = 200):
+def model_forecast(d: dict, targets: np.ndarray, seed: int, n_boot: int = 200):
     """The shrinkage model's forecasts and 90 % prediction intervals at ``targets``."""
     args = [d[k] for k in ("context", "times", "action", "reward", "pscore")]
     est = round_estimates(*args, d["action_dist"], estimator="dr", random_state=seed)
     binned = bin_estimates(est.values, d["times"])
     noise = bin_noise(est.values, d["times"], binned)
-    model = ValueModel(binned, noise, n_draws=n_draws, random_state=seed)
+    model = ValueModel(binned, noise, n_boot=n_boot, random_state=seed)
     return model.predict([("at", float(t)) for t in targets], alpha=0.1)
 
 
-def one_truth(gen: YearOfRounds, shape: str, L: int, n: int, seed: int, n_draws: int) -> dict:
+def one_truth(gen: YearOfRounds, shape: str, L: int, n: int, seed: int, n_boot: int) -> dict:
     mse, opfv, dr, covered, width = [], [], [], [], []
     for i in range(L):
         s = 100_000 * seed + 1_000 * i + 7
         d, _, targets = log_of(gen, n, s)
         truth = gen.value(targets)
-        mean, low, high = model_forecast(d, targets, s, n_draws)
+        mean, low, high = model_forecast(d, targets, s, n_boot)
         base = baselines_of(gen, shape, d, targets, s)
         mse.append(float(((mean - truth) ** 2).mean()))
         opfv.append(float(((np.array(base["opfv"]) - truth) ** 2).mean()))
@@ -67,14 +67,14 @@ def main(argv: list[str]) -> None:
 
     L, n, seed = int(argv[1]), int(argv[2]), int(argv[3])
     only = argv[4].split(",") if len(argv) > 4 else None
-    n_draws = int(argv[5]) if len(argv) > 5 else 200
+    n_boot = int(argv[5]) if len(argv) > 5 else 200
     with threadpool_limits(1):
         for shape, kw in SHAPES:
             key = shape_key(shape, kw)
             if only is not None and key not in only:
                 continue
             start = time.time()
-            out = one_truth(YearOfRounds(shape, **kw), shape, L, n, seed, n_draws)
+            out = one_truth(YearOfRounds(shape, **kw), shape, L, n, seed, n_boot)
             out["seconds"] = round(time.time() - start, 1)
             print(key, json.dumps(out), flush=True)
 

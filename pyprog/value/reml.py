@@ -14,12 +14,13 @@ columns, W = diag(1/(σ² + τ²)) and J = diag(0 for β, 1 for v):
 
 (Henderson's mixed model equations; Harville 1977). Each s_k (and τ) has a half-Cauchy
 prior of scale ``prior_scale`` (Gelman 2006; Polson & Scott 2012): weakly informative,
-and proper, so that the posterior over the s_k that :mod:`.model` samples is proper too
-(the REML likelihood of one column decays only as 1/s_k). The gradient is analytic.
+and proper (the REML likelihood of one column decays only as 1/s_k), so the fit is the
+posterior mode. The gradient is analytic.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,11 +62,9 @@ class Solved:
         """(β̂, v̂): the posterior mean of the coefficients in the scaled parametrisation."""
         return scipy.linalg.cho_solve(self.chol, self.g)
 
-    def mean_and_var(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior mean and variance of rows @ (β, b): rows (r, P) in C's columns."""
-        scaled = rows * self.scale[None, :]
-        sol = scipy.linalg.cho_solve(self.chol, scaled.T)  # (P, r)
-        return scaled @ self.coef, np.einsum("rp,pr->r", scaled, sol)
+    def mean_at(self, rows: np.ndarray) -> np.ndarray:
+        """The posterior mean of rows @ (β, b): rows (r, P) in C's columns, shape (r,)."""
+        return (rows * self.scale[None, :]) @ self.coef
 
 
 class MixedModel:
@@ -158,30 +157,17 @@ class MixedModel:
         grad += 2.0 * theta / (self.prior_scale**2 + theta**2)
         return sol.objective, grad
 
-    def fit(self, start: np.ndarray | None = None) -> Solved:
-        """The posterior mode of θ (L-BFGS-B on θ ≥ 0)."""
+    def fit(self, start: np.ndarray | None = None, maxiter: int = 500) -> Solved:
+        """The posterior mode of θ (L-BFGS-B on θ ≥ 0, from ``start``)."""
         theta0 = np.full(self.K + 1, 0.3 * self.prior_scale) if start is None else start
         res = scipy.optimize.minimize(
             self.objective_and_grad, theta0, jac=True, method="L-BFGS-B",
-            bounds=[(0.0, None)] * (self.K + 1), options={"maxiter": 500},
+            bounds=[(0.0, None)] * (self.K + 1), options={"maxiter": maxiter},
         )  # fmt: skip
         return self.solve(res.x)
 
-    def hessian(self, theta: np.ndarray, step: float = 1e-4) -> np.ndarray:
-        """The −log posterior's Hessian in θ, by central differences of the gradient.
-
-        The posterior is even in every s_k, so a mode at s_k = 0 has a zero gradient
-        there and the Hessian is the curvature of an interior point."""
-        k = theta.size
-        h = step * np.maximum(np.abs(theta), self.prior_scale * 0.05)
-        H = np.empty((k, k))
-        for i in range(k):
-            e = np.zeros(k)
-            e[i] = h[i]
-            H[i] = (self._grad_signed(theta + e) - self._grad_signed(theta - e)) / (2 * h[i])
-        return 0.5 * (H + H.T)
-
-    def _grad_signed(self, theta: np.ndarray) -> np.ndarray:
-        """The gradient at θ of any sign (the objective is even in each s_k and in τ)."""
-        _, grad = self.objective_and_grad(np.abs(theta))
-        return grad * np.where(theta < 0, -1.0, 1.0)
+    def with_y(self, y: np.ndarray) -> MixedModel:
+        """The same design, noise and prior with other bin means (a bootstrap world)."""
+        out = copy.copy(self)
+        out.y = np.asarray(y, dtype=np.float64)
+        return out

@@ -483,3 +483,24 @@ def test_obd_line_numbers_skip_blank_lines_as_before(tmp_path):
     )
     with pytest.raises(LogFormatError, match="line 6, column 'click': 'x'"):
         read_obd_csv(path, evaluation_pscore=0.1, position="all")
+
+
+# -- the same checks for a log built from arrays, not only through the readers
+
+
+def test_from_arrays_refuses_far_dates_nat_and_huge_rewards():
+    from pyprog.forecast.arrays import logs_from_arrays
+
+    base = {"reward": [1.0, 2.0], "log_pi": [-0.5, -0.1], "log_beta": [-0.7, -0.7]}
+    far = np.array(["2020-01-01", "2300-01-01"], dtype="datetime64[s]")
+    with pytest.raises(LogFormatError, match=r"2300-01-01.* at position 1 is outside 1677-09-21"):
+        logs_from_arrays(**base, timestamp=far)
+    nat = np.array(["2020-01-01", "NaT"], dtype="datetime64[s]")
+    with pytest.raises(LogFormatError, match="NaT at position 1"):
+        logs_from_arrays(**base, timestamp=nat)
+    with pytest.raises(
+        LogFormatError, match=r"1e\+300 at row 0; rewards must be finite and at most"
+    ):
+        logs_from_arrays(**{**base, "reward": [1e300, 1.0]})
+    ok = logs_from_arrays(**base, timestamp=np.array(["2020-01-01", "2262-04-11"], "datetime64[D]"))
+    assert ok.timestamps.dtype == np.dtype("datetime64[ns]")

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pyprog.forecast.logs import LogFormatError, Logs
-from pyprog.offpolicy.rounds import utc_dates
+from pyprog.offpolicy.rounds import fits_ns, utc_dates
 
 __all__ = ["LOG_PROB_FLOOR", "as_timestamps", "logs_from_arrays", "logs_from_frame"]
 
@@ -42,8 +42,20 @@ def _fail(source: str, name: str, what: str) -> LogFormatError:
     return LogFormatError(f"{source}: {name!r}: {what}")
 
 
-def as_timestamps(values, name: str = "timestamp", source: str = "arrays") -> np.ndarray:
+#: The largest reward magnitude a log takes. The forecasts square importance-weighted
+#: returns (variances, the weighted least squares, the bootstrap), which overflows float64
+#: from about 1e154 on and still returns a number; 1e100 leaves room for ratios up to 1e20
+#: over 10^9 steps. Every forecast scales with the rewards: rescale them instead.
+MAX_ABS_REWARD = 1e100
+
+
+def as_timestamps(
+    values, name: str = "timestamp", source: str = "arrays", noun: str = "position"
+) -> np.ndarray:
     """Times as float64 numbers or UTC ``datetime64[ns]`` (see the module docstring).
+
+    NaT and dates ``datetime64[ns]`` cannot hold (outside 1677-09-21 .. 2262-04-11, which
+    its cast wraps around) are refused, naming the ``noun`` and its position.
 
     Parameters
     ----------
@@ -68,6 +80,19 @@ def as_timestamps(values, name: str = "timestamp", source: str = "arrays") -> np
     if arr.ndim != 1:
         raise _fail(source, name, f"must be 1-D, one time per episode; got shape {arr.shape}")
     if arr.dtype.kind == "M":
+        nat = np.isnat(arr)
+        if nat.any():
+            i = int(np.flatnonzero(nat)[0])
+            raise _fail(source, name, f"NaT at {noun} {i}: every time must be a date")
+        outside = ~fits_ns(arr)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise _fail(
+                source,
+                name,
+                f"{arr[i]} at {noun} {i} is outside 1677-09-21 .. 2262-04-11, the dates "
+                "the logs' timestamps (datetime64[ns]) hold",
+            )
         return arr.astype("datetime64[ns]")
     if arr.dtype.kind in "biuf":
         out = arr.astype(np.float64)
@@ -232,9 +257,14 @@ def logs_from_arrays(
                     "episode must be contiguous, in play order",
                 )
             lengths = np.diff(np.append(first_rows, len(ep))).astype(np.int64)
-    if not np.isfinite(r).all():
-        i = _first(~np.isfinite(r))
-        raise _fail(source, "reward", f"{r[i]} at row {i}; rewards must be finite")
+    if not (np.abs(r) <= MAX_ABS_REWARD).all():
+        i = _first(~(np.abs(r) <= MAX_ABS_REWARD))
+        raise _fail(
+            source,
+            "reward",
+            f"{r[i]:.4g} at row {i}; rewards must be finite and at most {MAX_ABS_REWARD:g} in "
+            "magnitude (the forecasts square importance-weighted returns): rescale them",
+        )
     lp = _check_log_probs(source, lp, lb)
     times = None
     if timestamp is not None:

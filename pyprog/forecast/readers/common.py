@@ -6,9 +6,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
+from pyprog.forecast.arrays import LOG_PROB_FLOOR, MAX_ABS_REWARD, as_timestamps
 from pyprog.forecast.logs import LogFormatError
-from pyprog.offpolicy.rounds import fits_ns, utc_dates
 
 __all__ = [
     "MAX_ABS_REWARD",
@@ -27,12 +26,6 @@ __all__ = [
     "shift_densities",
     "show",
 ]
-
-#: The largest reward magnitude the readers take. The forecasts square importance-weighted
-#: returns (variances, the weighted least squares, the bootstrap), which overflows float64
-#: from about 1e154 on and still returns a number; 1e100 leaves room for ratios up to 1e20
-#: over 10^9 steps. Every forecast scales with the rewards: rescale them instead.
-MAX_ABS_REWARD = 1e100
 
 
 def fail(source: str, key: str, what: str) -> LogFormatError:
@@ -162,25 +155,9 @@ def check_rewards(reward: np.ndarray, key: str, source: str, noun: str) -> None:
 
 
 def as_times(values, key: str, source: str, noun: str = "position") -> np.ndarray:
-    """Times as :func:`~pyprog.forecast.arrays.as_timestamps` returns them, with NaT and
-    dates ``datetime64[ns]`` cannot hold (outside 1677-2262; its cast wraps them around)
-    refused."""
-    arr = utc_dates(values)
-    if arr.dtype.kind == "M" and arr.ndim == 1:
-        nat = np.isnat(arr)
-        if nat.any():
-            i = int(np.flatnonzero(nat)[0])
-            raise fail(source, key, f"NaT at {noun} {i}: every time must be a date")
-        out = ~fits_ns(arr)
-        if out.any():
-            i = int(np.flatnonzero(out)[0])
-            raise fail(
-                source,
-                key,
-                f"{arr[i]} at {noun} {i} is outside 1677-09-21 .. 2262-04-11, the dates "
-                "the logs' timestamps (datetime64[ns]) hold",
-            )
-    return as_timestamps(arr, key, source)
+    """Times as :func:`~pyprog.forecast.arrays.as_timestamps` returns them (NaT and dates
+    outside 1677-2262 refused), the messages naming ``noun``."""
+    return as_timestamps(values, key, source, noun)
 
 
 def call(f: Callable, key: str, source: str, *args):

@@ -151,6 +151,7 @@ def test_drift_rejects_compares_with_the_f_quantile():
     assert out.tolist() == [False, True]
 
 
+@pytest.mark.slow  # a Monte Carlo over 80 logs (15 s): in .ci/run
 def test_the_wald_gate_finds_a_weekday_pattern_cross_validation_misses():
     """A weak day-of-week pattern (sd 0.06) in daily noise of sd 0.3, 40 seeds: the
     cross-validation gate keeps the constant in some logs the Wald test lets through (2 and

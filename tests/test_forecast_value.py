@@ -341,6 +341,7 @@ def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
     assert timed.values.std() < plain.values.std()
 
 
+@pytest.mark.slow  # a Monte Carlo over 60 logs (15 s): in .ci/run
 def test_the_gate_on_interleaved_folds_sees_blocks_of_the_year_stretches_miss():
     """8 blocks of the year in daily noise, 30 seeds: the cross-validation gate on
     contiguous stretches or interleaved folds finds the drift in every log the stretches

@@ -8,10 +8,14 @@ per-log differences, z > 3. The numbers (with s.e.) are in the assertion message
 """
 
 import numpy as np
+import pytest
 from contextual_year import YEAR, YearOfRounds, block_of_year
 from threadpoolctl import threadpool_limits
 
 from pyprog.offpolicy import PeriodBlocks, opfv, round_estimates
+
+#: Monte Carlos over hundreds of logs (18 s on 2 cores): out of the default suite, in .ci/run.
+pytestmark = pytest.mark.slow
 
 BLOCKS = PeriodBlocks(YEAR, 8)
 

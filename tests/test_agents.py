@@ -133,6 +133,26 @@ def test_too_few_episodes_skips_and_counts():
     assert np.isfinite(learner.policy.theta).all()
 
 
+def test_prowls_waits_for_one_episode_more_than_features():
+    """On as many episodes as features the WLS fit interpolates them whatever the weights
+    λ_i(θ): the forecast does not depend on θ, so Pro-WLS skips that update (its gradient
+    was rounding noise, which RMSprop scaled to full steps); Pro-OLS's does depend on θ."""
+    rng = np.random.default_rng(9)
+
+    def play(learner, episodes):
+        for _ in range(episodes):
+            a, lp = learner.act(np.ones(1), rng)
+            learner.observe(np.ones(1), a, lp, float(a))
+            learner.end_episode()
+        return learner.stats()
+
+    hyper = Hyper(lr=0.1, delta=1, inner_steps=2, d=3)
+    wls = play(ProWLS(SoftmaxLinear(1, 2), hyper, horizon=1), 4)
+    assert (wls["updates"], wls["skipped_updates"]) == (1, 3)  # n = 1, 2, 3 skipped; 4 updates
+    ols = play(ProOLS(SoftmaxLinear(1, 2), hyper, horizon=1), 4)
+    assert (ols["updates"], ols["skipped_updates"]) == (2, 2)  # n = 3 and 4 update
+
+
 def test_rank_deficient_forecast_skips_and_counts(monkeypatch):
     rng = np.random.default_rng(8)
     learner = ProWLS(SoftmaxLinear(1, 2), Hyper(lr=0.1, delta=2, inner_steps=4, d=2), horizon=1)

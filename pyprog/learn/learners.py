@@ -470,13 +470,16 @@ class ProWLS(_Forecasting):
         self._kappa = None  # the forecaster's own episode weights κ, None for a basis
         if h.basis == "auto":
             forecaster = self._auto_forecaster(n)
-            if forecaster is None or n < forecaster.features:
+            if forecaster is None or n <= forecaster.features:
                 return False
             self._phi, self._phi_star, kappa = forecaster.design(n, h.delta)
             if not isinstance(forecaster, BasisForecaster):
                 self._kappa = kappa  # window / EWMA: the WLS weights are κ_i λ_i
             return True
-        if n < n_features(h.basis, h.d):
+        # n episodes on n features interpolate them whatever the weights λ_i(θ): the
+        # forecast does not depend on θ, and its gradient is rounding noise that RMSprop
+        # would scale up to full steps. The WLS forecast needs one episode more.
+        if n <= n_features(h.basis, h.d):
             return False
         self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
         return True

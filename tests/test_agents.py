@@ -133,24 +133,23 @@ def test_too_few_episodes_skips_and_counts():
     assert np.isfinite(learner.policy.theta).all()
 
 
-def test_prowls_waits_for_one_episode_more_than_features():
+def test_prowls_forecast_gradient_is_exactly_zero_on_as_many_episodes_as_features():
     """On as many episodes as features the WLS fit interpolates them whatever the weights
-    λ_i(θ): the forecast does not depend on θ, so Pro-WLS skips that update (its gradient
-    was rounding noise, which RMSprop scaled to full steps); Pro-OLS's does depend on θ."""
+    λ_i(θ): the forecast does not depend on θ, so its gradient is exactly 0 (computed, it
+    was rounding noise, which RMSprop scaled to full steps) and only the entropy term
+    moves θ. With more episodes the forecast's gradient is back."""
     rng = np.random.default_rng(9)
-
-    def play(learner, episodes):
-        for _ in range(episodes):
-            a, lp = learner.act(np.ones(1), rng)
-            learner.observe(np.ones(1), a, lp, float(a))
-            learner.end_episode()
-        return learner.stats()
-
-    hyper = Hyper(lr=0.1, delta=1, inner_steps=2, d=3)
-    wls = play(ProWLS(SoftmaxLinear(1, 2), hyper, horizon=1), 4)
-    assert (wls["updates"], wls["skipped_updates"]) == (1, 3)  # n = 1, 2, 3 skipped; 4 updates
-    ols = play(ProOLS(SoftmaxLinear(1, 2), hyper, horizon=1), 4)
-    assert (ols["updates"], ols["skipped_updates"]) == (2, 2)  # n = 3 and 4 update
+    learner = ProWLS(SoftmaxLinear(1, 2), Hyper(lr=0.1, delta=10, d=3, entropy_lambda=0.0), 1)
+    for n in range(1, 6):
+        obs = rng.normal(size=1)
+        a, lp = learner.act(obs, rng)
+        learner.observe(obs, a, lp, float(a) + rng.normal())
+        learner.end_episode()  # δ = 10: no update, the gradient is read below
+        grad = learner.gradient()
+        if n == 3:
+            np.testing.assert_array_equal(grad, 0.0)
+        if n == 5:
+            assert np.abs(grad).max() > 1e-6
 
 
 def test_rank_deficient_forecast_skips_and_counts(monkeypatch):

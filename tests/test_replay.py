@@ -26,11 +26,11 @@ def test_probe_sees_the_policy_before_each_episode():
         "pro-wls",
         speed=2,
         seed=0,
-        episodes=5,
+        episodes=6,  # d = 4: the first update that moves the mean is the fifth episode's
         hyper=hyper,
         probe=lambda policy: policy.mean(np.ones(1)),
     )
-    assert r.probes.shape == (5, 2)
+    assert r.probes.shape == (6, 2)
     np.testing.assert_allclose(r.probes[0], [16.5, 27.5])  # theta = 0: the box's centre
     assert not np.array_equal(r.probes[-1], r.probes[0])  # the updates moved the mean
     assert ((r.probes >= [3, 5]) & (r.probes <= [30, 50])).all()

@@ -27,14 +27,15 @@ checks, by where the tests run:
   Compiler flags are not part of the configuration :func:`machine` sees: kernels built
   with other flags than pip's on the recording machine are told to take the cross-machine
   check with ``PYPROG_FINGERPRINTS=portable`` (the failure says so).
-* **CartPole-v1 Pro-WLS with pyprog's default setting was chaotic** until Pro-WLS stopped
-  updating on as many episodes as features (3 episodes, d = 3): such a fit interpolates
-  them whatever the weights, the forecast did not depend on the policy, and RMSprop
-  normalised the gradient's rounding noise (~1e-14) into full steps, so a last-bit
-  difference moved the parameters by up to 1.15 (relative). That update is now skipped
-  (:meth:`pyprog.learn.ProWLS._prepare`); the case's drift under OpenBLAS's Zen kernels is
-  4e-15, and every case is held to the tolerance. CartPole-v1 Pro-WLS with d = 2 over 30
-  episodes (10 updates) is kept as a second Gymnasium case (drift at most 2.5e-12).
+* **CartPole-v1 Pro-WLS with pyprog's default setting was chaotic** until Pro-WLS's
+  forecast gradient on as many episodes as features (3 episodes, d = 3) became exactly 0:
+  such a fit interpolates them whatever the weights, so the forecast does not depend on the
+  policy, and RMSprop had normalised the gradient's rounding noise (~1e-14) into full
+  steps, a last-bit difference moving the parameters by up to 1.15 (relative). Now only
+  the entropy term moves θ there (:class:`pyprog.learn.ProWLS`); the case's drift under
+  OpenBLAS's Zen kernels is 4e-15, and every case is held to the tolerance. CartPole-v1
+  Pro-WLS with d = 2 over 30 episodes (10 updates) is a second Gymnasium case (drift at
+  most 2.5e-12).
 
 Regenerate (only when a change of results is intended, and say so in the commit; on the
 recording configuration, so that the other cases stay bit for bit)::

@@ -470,18 +470,19 @@ class ProWLS(_Forecasting):
         self._kappa = None  # the forecaster's own episode weights κ, None for a basis
         if h.basis == "auto":
             forecaster = self._auto_forecaster(n)
-            if forecaster is None or n <= forecaster.features:
+            if forecaster is None or n < forecaster.features:
                 return False
             self._phi, self._phi_star, kappa = forecaster.design(n, h.delta)
             if not isinstance(forecaster, BasisForecaster):
                 self._kappa = kappa  # window / EWMA: the WLS weights are κ_i λ_i
-            return True
-        # n episodes on n features interpolate them whatever the weights λ_i(θ): the
-        # forecast does not depend on θ, and its gradient is rounding noise that RMSprop
-        # would scale up to full steps. The WLS forecast needs one episode more.
-        if n <= n_features(h.basis, h.d):
-            return False
-        self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
+        else:
+            if n < n_features(h.basis, h.d):
+                return False
+            self._phi, self._phi_star = forecast_design(n, h.delta, h.basis, h.d)
+        # n episodes on n basis features: the fit interpolates them whatever the weights
+        # λ_i(θ), so the forecast does not depend on θ and its gradient is exactly 0 (as
+        # computed, rounding noise, which RMSprop would scale up to full steps)
+        self._interpolates = self._kappa is None and n == self._phi.shape[1]
         return True
 
     def _select(self, log_pi, n, incumbent):
@@ -496,6 +497,8 @@ class ProWLS(_Forecasting):
         )
 
     def _coefficients(self, log_pi, log_beta, mask):
+        if self._interpolates:  # ∂f/∂λ = 0: only the entropy term moves θ
+            return np.zeros(mask.shape)
         lam, unclipped = kernels.episode_ratios(log_pi, log_beta, mask, self.hyper.clip)
         kappa = self._kappa
         weights = lam if kappa is None else kappa * lam
@@ -513,6 +516,8 @@ class ProWLS(_Forecasting):
     def _kernel_coefficients(self):
         if self._kappa is not None:  # a window / EWMA forecaster: the Python loop
             return None
+        if self._interpolates:  # the PDIS weights times ζ = 0: the entropy term alone
+            return np.zeros(self._phi.shape[0]), None
         return None, (self._phi, self._returns, self._phi_star)
 
 

@@ -3,9 +3,11 @@
 The same logs, targets and baselines as ``tests/value_montecarlo.py`` (seeds
 ``100_000 seed + 1_000 i + 7``): per-round DR estimates (q̂(x, a), each round's own
 context), one-day bins, :func:`pyprog.value.bin_noise`, :class:`pyprog.value.ValueModel`
-with its defaults, 90 % prediction intervals at the 8 targets. Per truth: the model's MSE,
-OPFV's (φ from the data) and stationary DR's, the paired z of the per-log MSE against
-OPFV, coverage and its s.e. over logs, the median width.
+with its defaults, 90 % prediction intervals at the 8 targets; and on the same logs
+today's ``forecast_value`` (the cascade of choice, gates and widenings) with its
+defaults. Per truth: the model's MSE, the cascade's, OPFV's (φ from the data) and
+stationary DR's, the paired z of the model's per-log MSE against OPFV's and the
+cascade's, the coverage of both (s.e. over logs) and the model's median width.
 
 Run ``python tests/value_model_montecarlo.py L n seed [truth,truth,... [n_boot]]``
 (``n_boot``: the model's bootstrap worlds, default 200); the guide
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from contextual_year import YearOfRounds
 from value_montecarlo import SHAPES, baselines_of, log_of, paired, shape_key
 
+from pyprog.forecast.value import forecast_value
 from pyprog.offpolicy import bin_estimates, round_estimates
 from pyprog.value import ValueModel, bin_noise
 
@@ -40,22 +43,33 @@ def model_forecast(d: dict, targets: np.ndarray, seed: int, n_boot: int = 200):
 
 
 def one_truth(gen: YearOfRounds, shape: str, L: int, n: int, seed: int, n_boot: int) -> dict:
-    mse, opfv, dr, covered, width = [], [], [], [], []
+    mse, opfv, dr, covered, width, cascade, cascade_cov = [], [], [], [], [], [], []
     for i in range(L):
         s = 100_000 * seed + 1_000 * i + 7
-        d, _, targets = log_of(gen, n, s)
+        d, frame, targets = log_of(gen, n, s)
         truth = gen.value(targets)
         mean, low, high = model_forecast(d, targets, s, n_boot)
+        old = forecast_value(frame, d["action_dist"], at=list(targets), random_state=s)
+        old_value = np.array([f.value for f in old])
+        cascade.append(float(((old_value - truth) ** 2).mean()))
+        inside = [f.low <= v <= f.high for f, v in zip(old, truth, strict=True)]
+        cascade_cov.append(float(np.mean(inside)))
         base = baselines_of(gen, shape, d, targets, s)
         mse.append(float(((mean - truth) ** 2).mean()))
         opfv.append(float(((np.array(base["opfv"]) - truth) ** 2).mean()))
         dr.append(float(((np.array(base["dr"]) - truth) ** 2).mean()))
         covered.append(float(((low <= truth) & (truth <= high)).mean()))
         width.append(float(np.median(high - low)))
-    mse, opfv, dr, covered = map(np.array, (mse, opfv, dr, covered))
+    mse, opfv, dr, covered, cascade, cascade_cov = map(
+        np.array, (mse, opfv, dr, covered, cascade, cascade_cov)
+    )
     return {
-        "mse": float(mse.mean()), "opfv": float(opfv.mean()), "dr": float(dr.mean()),
+        "mse": float(mse.mean()), "cascade": float(cascade.mean()),
+        "opfv": float(opfv.mean()), "dr": float(dr.mean()),
         "vs_opfv": paired(mse, opfv), "vs_dr": paired(mse, dr),
+        "vs_cascade": paired(mse, cascade),
+        "cascade_coverage": float(cascade_cov.mean()),
+        "cascade_coverage_se": float(cascade_cov.std(ddof=1) / np.sqrt(L)),
         "coverage": float(covered.mean()),
         "coverage_se": float(covered.std(ddof=1) / np.sqrt(L)),
         "median_width": float(np.median(width)),

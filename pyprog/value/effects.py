@@ -189,19 +189,21 @@ def _span(t0: float, t1: float) -> float:
 def default_effects(t0: float, t1: float) -> list[Effect]:
     """The effects of the default model for a log spanning [t0, t1] days.
 
-    Always a trend and a walk of the level (knots every max(7, span/52) days); a yearly
+    Always a trend and a walk of the level with eight increments over the log (knots every
+    max(7, span/8) days: a walk with weekly knots took up a one-year log's trend in small
+    steps and forecast it flat, guide "The value in time as one shrinkage model"); a yearly
     season (3 harmonics) and 4, 8 and 16 blocks of the year when the log covers 11/12 of
     a year; the day of the week when it covers two weeks.
 
     Examples
     --------
     >>> [e.name for e in default_effects(0.0, 365.0)]  # doctest: +NORMALIZE_WHITESPACE
-    ['trend', 'walk(7.01923D)', 'season(365.25D,j=1)', 'season(365.25D,j=2)',
+    ['trend', 'walk(45.625D)', 'season(365.25D,j=1)', 'season(365.25D,j=2)',
      'season(365.25D,j=3)', 'blocks(365.25D/4)', 'blocks(365.25D/8)', 'blocks(365.25D/16)',
      'dow']
     """
     span = t1 - t0
-    out: list[Effect] = [TrendEffect(), LevelWalk(max(7.0, span / 52.0))]
+    out: list[Effect] = [TrendEffect(), LevelWalk(max(7.0, span / 8.0))]
     if span >= YEAR * 11 / 12:
         out += [SeasonEffect(YEAR, j) for j in (1, 2, 3)]
         out += [LevelsEffect(PeriodBlocks(YEAR, b)) for b in (4, 8, 16)]

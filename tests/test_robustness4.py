@@ -391,3 +391,45 @@ def test_forecast_value_checks_its_options_before_reading_the_log(tmp_path, opti
     missing = tmp_path / "never-read.csv"  # does not exist: the option's error comes first
     with pytest.raises(ValueError, match=message):
         forecast_value(missing, "pi_", at=5.0, **option)
+
+
+# -- the forecast depends on the rounds, not on how they are handed over (items 6, 7)
+
+
+def _small_log(n: int = 600, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, 60, n)  # unsorted on purpose
+    x = rng.normal(size=(n, 2))
+    a = rng.integers(0, 2, n)
+    r = (a == 1) * (1 + 0.01 * t) + x[:, 0] + rng.normal(0, 0.5, n)
+    return {"time": t, "x0": x[:, 0], "x1": x[:, 1], "action": a, "reward": r,
+            "pscore": np.full(n, 0.5)}  # fmt: skip
+
+
+def _greedy(x, t):
+    return np.column_stack([x[:, 0] < 0, x[:, 0] >= 0]).astype(float)
+
+
+def test_shuffled_rows_give_the_same_forecast():
+    log = _small_log()
+    perm = np.random.default_rng(1).permutation(len(log["time"]))
+    shuffled = {k: v[perm] for k, v in log.items()}
+    kw = {"at": 70.0, "n_actions": 2, "n_boot": 100, "random_state": 3}
+    one = forecast_value(log, _greedy, **kw)
+    two = forecast_value(shuffled, _greedy, **kw)
+    assert (one.value, one.low, one.high, one.model) == (two.value, two.low, two.high, two.model)
+    pi = _greedy(np.column_stack([log["x0"], log["x1"]]), log["time"])  # an array policy too
+    three = forecast_value(shuffled, pi[perm], **{**kw, "n_actions": None})
+    assert three.value == forecast_value(log, pi, **{**kw, "n_actions": None}).value
+
+
+def test_a_policy_that_writes_into_its_arguments_changes_nothing():
+    def rude(x, t):
+        out = _greedy(x, t)
+        x *= 10.0  # in place: the log's contexts must not see it
+        t += 100.0
+        return out
+
+    log = _small_log()
+    kw = {"at": 70.0, "n_actions": 2, "n_boot": 100, "random_state": 3}
+    assert forecast_value(log, rude, **kw).value == forecast_value(log, _greedy, **kw).value

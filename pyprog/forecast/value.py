@@ -288,6 +288,9 @@ def forecast_value(
             n_actions = int(pi_log.shape[1])
         pi_log = check_action_dist("policy", pi_log, n, n_actions)
     rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
+    order = rounds.canonical_order()  # a shuffled log gives the same forecast
+    rounds = rounds.take(order)
+    pi_log = None if pi_log is None else pi_log[order]
 
     name = estimator.lower() if isinstance(estimator, str) else None
     if name not in ("auto", "dr", "is", "ips", "ipw", "snis", "snipw", "dm"):

@@ -6,8 +6,10 @@ A log holds n rounds ``(x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i))``:
 * ``times`` — shape (n,), numbers (any unit, e.g. float days) or dates. Dates
   (``datetime64``, Python ``datetime``, pandas timestamps) become **float days since
   1970-01-01 UTC**: dates with a time zone are converted to UTC first, naive dates are
-  taken as UTC. Rows need not be sorted (nothing here depends on their order; the
-  ``"blocked"`` folds of :mod:`pyprog.offpolicy.crossfit` sort by time themselves);
+  taken as UTC. Rows need not be sorted: :meth:`Rounds.canonical` puts them in one order
+  that depends only on their values (by time, ties by the other columns), which
+  :func:`pyprog.forecast_value` uses, so that a shuffled log gives the same forecast (the
+  cross-fitting folds depend on the order of the rows);
 * ``action`` — shape (n,), integers in ``[0, n_actions)``;
 * ``reward`` — shape (n,), finite;
 * ``pscore`` — shape (n,), π₀(a_i|x_i, t_i) in (0, 1] (OBP's name for the propensity);
@@ -285,8 +287,8 @@ def policy_action_dist(policy, context: np.ndarray, times: np.ndarray, n_actions
             f"policy must be a callable policy(context, times) -> (n, n_actions); "
             f"got {type(policy).__name__}"
         )
-    try:
-        probs = policy(context, times)
+    try:  # copies: a callable that writes into its arguments must not change the log
+        probs = policy(context.copy(), times.copy())
     except Exception as exc:
         raise ValueError(f"policy(context, times) raised {type(exc).__name__}: {exc}") from exc
     return check_action_dist("policy(context, times)", probs, len(times), n_actions)
@@ -306,6 +308,27 @@ class Rounds:
     @property
     def n(self) -> int:
         return int(self.reward.shape[0])
+
+    def canonical_order(self) -> np.ndarray:
+        """The rows' order by time, ties broken by action, reward, pscore and the context's
+        columns: shape (n,). It depends only on the rows' values, never on how they came.
+
+        Examples
+        --------
+        >>> r = check_rounds(None, [2.0, 1.0, 1.0], [0, 1, 0], [0.0, 0.0, 0.0], [0.5] * 3, 2)
+        >>> r.canonical_order().tolist()
+        [2, 1, 0]
+        """
+        keys = [self.context[:, j] for j in range(self.context.shape[1] - 1, -1, -1)]
+        keys += [self.pscore, self.reward, self.action, self.times]  # the last key sorts first
+        return np.lexsort(keys)
+
+    def take(self, order: np.ndarray) -> Rounds:
+        """The same rounds in the order ``order``."""
+        return Rounds(
+            self.context[order], self.times[order], self.action[order], self.reward[order],
+            self.pscore[order], self.n_actions,
+        )  # fmt: skip
 
 
 def check_rounds(context, times, action, reward, pscore, n_actions: int) -> Rounds:

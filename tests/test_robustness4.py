@@ -433,3 +433,18 @@ def test_a_policy_that_writes_into_its_arguments_changes_nothing():
     log = _small_log()
     kw = {"at": 70.0, "n_actions": 2, "n_boot": 100, "random_state": 3}
     assert forecast_value(log, rude, **kw).value == forecast_value(log, _greedy, **kw).value
+
+
+def test_a_policy_on_an_action_the_log_never_played_is_refused():
+    """IS scored it 0 and DR gave an interval 0.003 wide around a guess (item 2)."""
+    log = _small_log()
+    log["action"] = np.zeros_like(log["action"])  # only action 0 was ever played
+    log["pscore"] = np.full(len(log["time"]), 0.5)
+    kw = {"at": 70.0, "n_boot": 100}
+    with pytest.raises(ValueError, match=r"0\.5\d* of its mass on action 1, which the log never"):
+        forecast_value(log, _greedy, n_actions=2, **kw)
+    pi = np.tile([0.99, 0.01], (len(log["time"]), 1))
+    with pytest.raises(ValueError, match=r"0\.01 of its mass on action 1"):
+        forecast_value(log, pi, **kw)
+    only_0 = np.tile([1.0, 0.0], (len(log["time"]), 1))  # no mass there: forecast
+    assert np.isfinite(forecast_value(log, only_0, **kw).value)

@@ -58,6 +58,7 @@ from pyprog.offpolicy.rounds import (
     as_days,
     check_action_dist,
     check_rounds,
+    check_support,
     policy_action_dist,
 )
 from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
@@ -335,12 +336,13 @@ def forecast_value(
     # differently at some target, at each target's time (one set of estimates per target)
     def policy_at(goal: tuple) -> np.ndarray:
         when = np.full(n, _policy_time(goal))
-        return policy_action_dist(policy, rounds.context, when, n_actions)
+        return check_support(policy_action_dist(policy, rounds.context, when, n_actions), rounds)
 
     if pi_log is not None:
-        at_log, varying = pi_log, False
+        at_log, varying = check_support(pi_log, rounds), False
     else:
         at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
+        at_log = check_support(at_log, rounds)
         varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
 
     def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, np.ndarray]:

@@ -29,10 +29,12 @@ import numpy as np
 
 __all__ = [
     "PROB_TOL",
+    "UNSEEN_MASS",
     "Rounds",
     "as_days",
     "check_action_dist",
     "check_rounds",
+    "check_support",
     "fits_ns",
     "parse_utc",
     "policy_action_dist",
@@ -292,6 +294,39 @@ def policy_action_dist(policy, context: np.ndarray, times: np.ndarray, n_actions
     except Exception as exc:
         raise ValueError(f"policy(context, times) raised {type(exc).__name__}: {exc}") from exc
     return check_action_dist("policy(context, times)", probs, len(times), n_actions)
+
+
+#: π_e's share of mass on an action the log never played above which nothing estimates
+#: the value: that action's rewards are not in the log (rounding of a policy's zeros
+#: stays below it).
+UNSEEN_MASS = 1e-6
+
+
+def check_support(dist: np.ndarray, rounds: Rounds) -> np.ndarray:
+    """``dist`` (n, A), π_e at the logged rounds, unless it puts mass on an action the log
+    never played: then a ValueError naming the action and its share of π_e's mass
+    (importance sampling would score it 0, a reward model would guess it).
+
+    Examples
+    --------
+    >>> r = check_rounds(None, [0.0, 1.0], [0, 0], [1.0, 1.0], [0.5, 0.5], 2)
+    >>> check_support(np.array([[0.9, 0.1], [0.9, 0.1]]), r)
+    Traceback (most recent call last):
+    ...
+    ValueError: policy: π_e puts 0.1 of its mass on action 1, which the log never played: ...
+    """
+    played = np.bincount(rounds.action, minlength=rounds.n_actions) > 0
+    share = dist.mean(axis=0)
+    unseen = np.flatnonzero(~played & (share > UNSEEN_MASS))
+    if unseen.size:
+        a = int(unseen[0])
+        others = "" if unseen.size == 1 else f" (and {unseen.size - 1} more such actions)"
+        raise ValueError(
+            f"policy: π_e puts {share[a]:.3g} of its mass on action {a}, which the log never "
+            f"played{others}: the log holds no reward of it, so no estimator can forecast "
+            "this policy's value; evaluate a policy that plays only logged actions"
+        )
+    return dist
 
 
 @dataclass(frozen=True)

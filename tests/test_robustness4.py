@@ -448,3 +448,64 @@ def test_a_policy_on_an_action_the_log_never_played_is_refused():
         forecast_value(log, pi, **kw)
     only_0 = np.tile([1.0, 0.0], (len(log["time"]), 1))  # no mass there: forecast
     assert np.isfinite(forecast_value(log, only_0, **kw).value)
+
+
+# -- targets, seeds, reward models and rewards of the Python API (items 9, 10, 11)
+
+
+def test_targets_as_users_write_them():
+    import datetime as dt
+
+    import pandas as pd
+
+    log = _small_log()
+    log["time"] = np.sort(log["time"])
+    dates = {**log, "time": pd.Timestamp("2020-01-01") + pd.to_timedelta(log["time"], unit="D")}
+    kw = {"n_boot": 100, "random_state": 0}
+    pi = np.tile([0.5, 0.5], (600, 1))
+    ref = forecast_value(dates, pi, at="2020-03-15", **kw)
+    assert forecast_value(dates, pi, at=dt.date(2020, 3, 15), **kw).value == ref.value
+    for many in (pd.DatetimeIndex(["2020-03-15"]), pd.Series([pd.Timestamp("2020-03-15")])):
+        (one,) = forecast_value(dates, pi, at=many, **kw)
+        assert one.value == ref.value
+    with pytest.raises(ValueError, match="at is NaT"):
+        forecast_value(dates, pi, at=pd.NaT, **kw)
+    with pytest.raises(ValueError, match=r"at\[1\] is NaT"):
+        forecast_value(dates, pi, at=[pd.Timestamp("2020-03-15"), pd.NaT], **kw)
+    zero_d = forecast_value(dates, pi, at=np.array(np.datetime64("2020-03-15")), **kw)
+    assert zero_d.value == ref.value
+    # ISO-8601 strings and date objects in a dict's time column, as the CSV reader takes them
+    iso = {**dates, "time": np.array([d.isoformat() for d in dates["time"]], dtype=object)}
+    assert forecast_value(iso, pi, at="2020-03-15", **kw).value == ref.value
+    days = {**dates, "time": np.array([d.date() for d in dates["time"]], dtype=object)}
+    assert np.isfinite(forecast_value(days, pi, at="2020-03-15", **kw).value)
+
+
+@pytest.mark.parametrize("seed", [1.5, "seed", True])
+def test_a_bad_random_state_is_named(seed):
+    with pytest.raises(ValueError, match="random_state must be None, an integer or a numpy"):
+        forecast_value(_small_log(), _greedy, at=70.0, n_actions=2, random_state=seed)
+
+
+def test_a_reward_model_that_cannot_be_copied_is_named():
+    class NoCopy:
+        affine_features = True
+
+        def __deepcopy__(self, memo):
+            raise RuntimeError("no copies")
+
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    with pytest.raises(ValueError, match=r"copy\.deepcopy raised RuntimeError \(no copies\)"):
+        forecast_value(_small_log(), _greedy, at=70.0, n_actions=2, reward_model=NoCopy())
+
+
+def test_huge_rewards_are_refused_not_overflowed():
+    log = _small_log()
+    log["reward"] = log["reward"] * 1e300  # returned [-inf, inf] before
+    with pytest.raises(ValueError, match=r"reward must be at most 1e\+100 in magnitude"):
+        forecast_value(log, _greedy, at=70.0, n_actions=2)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pyprog.forecast.logs import LogFormatError, Logs
-from pyprog.offpolicy.rounds import fits_ns, utc_dates
+from pyprog.offpolicy.rounds import MAX_ABS_REWARD, fits_ns, utc_dates
 
 __all__ = ["LOG_PROB_FLOOR", "as_timestamps", "logs_from_arrays", "logs_from_frame"]
 
@@ -40,13 +40,6 @@ LOG_PROB_FLOOR = float(np.log(np.finfo(np.float64).tiny))
 
 def _fail(source: str, name: str, what: str) -> LogFormatError:
     return LogFormatError(f"{source}: {name!r}: {what}")
-
-
-#: The largest reward magnitude a log takes. The forecasts square importance-weighted
-#: returns (variances, the weighted least squares, the bootstrap), which overflows float64
-#: from about 1e154 on and still returns a number; 1e100 leaves room for ratios up to 1e20
-#: over 10^9 steps. Every forecast scales with the rewards: rescale them instead.
-MAX_ABS_REWARD = 1e100
 
 
 def as_timestamps(

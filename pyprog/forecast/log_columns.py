@@ -8,6 +8,7 @@ per round, of one length: :class:`DictLog`), the times' order said once
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import numbers
 import os
@@ -20,7 +21,15 @@ from pyprog.forecast.rounds_csv import AmbiguousDate, listing, parse_time_text, 
 from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_terms import time_point
 
-__all__ = ["DictLog", "column", "column_names", "log_columns", "numbers_of", "target_time"]
+__all__ = [
+    "DictLog",
+    "column",
+    "column_names",
+    "log_columns",
+    "numbers_of",
+    "target_time",
+    "time_values",
+]
 
 
 def log_columns(log) -> tuple[Mapping, str]:
@@ -160,8 +169,44 @@ def numbers_of(frame, name: str, what: str) -> np.ndarray:
     return values.astype(np.float64)
 
 
+def _is_nat(value) -> bool:
+    """NaT of NumPy or pandas (which is not equal to itself), without importing pandas."""
+    if isinstance(value, np.datetime64):
+        return bool(np.isnat(value))
+    return type(value).__name__ == "NaTType"
+
+
+def time_values(values, name: str) -> np.ndarray:
+    """A time column as days: :func:`~pyprog.offpolicy.rounds.as_days`, and also ISO-8601
+    strings (as the CSV reader reads them) and ``datetime.date`` objects (midnight UTC)."""
+    arr = np.asarray(values)
+    if arr.ndim == 1 and arr.dtype.kind in "OUS" and arr.size:
+        first = arr[0]
+        if isinstance(first, (str, bytes)):
+            out = np.empty(arr.size)
+            for i, text in enumerate(arr):
+                try:
+                    out[i] = parse_time_text(text if isinstance(text, str) else text.decode())
+                except (ValueError, AttributeError) as exc:
+                    raise ValueError(f"{name}: row {i}: {shorten(text)}: {exc}") from None
+            return out
+        if isinstance(first, dt.date) and not isinstance(first, dt.datetime):
+            try:
+                arr = arr.astype("datetime64[D]")
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} mixes dates with other values") from None
+    return as_days(arr, name=name)
+
+
 def target_time(name: str, value) -> float:
-    """A target as days: an ISO-8601 string here, numbers and dates by ``time_point``."""
+    """A target as days: an ISO-8601 string here, numbers and dates by ``time_point``
+    (a ``datetime.date`` as its midnight UTC; a 0-d array as its element; NaT refused)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if _is_nat(value):
+        raise ValueError(f"{name} is NaT: a target must be a date, a number of days or a string")
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = np.datetime64(value, "D")
     if isinstance(value, str):
         try:
             days = parse_time_text(value)

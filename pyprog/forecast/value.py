@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,10 +51,10 @@ from pyprog.forecast.log_columns import column_names as _names
 from pyprog.forecast.log_columns import log_columns as _columns
 from pyprog.forecast.log_columns import numbers_of as _numbers
 from pyprog.forecast.log_columns import target_time as _target_time
+from pyprog.forecast.log_columns import time_values
 from pyprog.forecast.rounds_csv import read_rounds_csv, shorten
 from pyprog.offpolicy.estimates import round_estimates
 from pyprog.offpolicy.rounds import (
-    as_days,
     check_action_dist,
     check_rounds,
     check_support,
@@ -249,17 +248,18 @@ def forecast_value(
     >>> f.model, round(f.value, 1), f.low < 2.0 < f.high
     ('const+season(365.25D,k=1)', 2.0, True)
     """
-    _check_options(alpha, n_boot, bin_width, max_horizon)  # before any reading or fitting
+    _check_options(alpha, n_boot, bin_width, max_horizon, random_state)  # before any reading
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)
     if (at is None) == (over is None):
         raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
-    many = at is not None and not isinstance(at, str) and isinstance(at, (Sequence, np.ndarray))
+    # a sequence of targets: a list, an array, a pandas DatetimeIndex or Series (not 0-d)
+    many = at is not None and not isinstance(at, (str, bytes)) and np.ndim(at) == 1
     if many and len(at) == 0:
         raise ValueError("at must hold at least one time; got an empty sequence")
 
-    times = as_days(_column(frame, time, "time"), name=f"time column {time!r}")
+    times = time_values(_column(frame, time, "time"), name=f"time column {time!r}")
     ctx_names = [] if context is None else _names(frame, context, "context")
     ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
     acts = np.asarray(_column(frame, action, "action"))
@@ -317,7 +317,8 @@ def forecast_value(
         goals = [("over", a, b)]
     else:
         points = list(at) if many else [at]
-        goals = [("at", _target_time("at", p)) for p in points]
+        names = [f"at[{i}]" for i in range(len(points))] if many else ["at"]
+        goals = [("at", _target_time(k, p)) for k, p in zip(names, points, strict=True)]
     for goal in goals:
         start, end = goal[1], goal[-1]
         if start <= t_last:
@@ -431,7 +432,7 @@ def forecast_value(
     return out if many else out[0]
 
 
-def _check_options(alpha, n_boot, bin_width, max_horizon) -> None:
+def _check_options(alpha, n_boot, bin_width, max_horizon, random_state) -> None:
     """The numeric options, each a ValueError naming it (before the log is read)."""
 
     def real(x) -> bool:
@@ -441,6 +442,14 @@ def _check_options(alpha, n_boot, bin_width, max_horizon) -> None:
         raise ValueError(f"alpha must be in (0, 1) or None; got {shorten(alpha)}")
     if alpha is not None:
         check_n_boot(n_boot)
+    seeds = (numbers.Integral, np.random.Generator, np.random.SeedSequence)
+    if not (random_state is None or isinstance(random_state, seeds)) or isinstance(
+        random_state, bool
+    ):
+        raise ValueError(
+            f"random_state must be None, an integer or a numpy.random.Generator; got "
+            f"{shorten(random_state)}"
+        )
     if not (real(bin_width) and math.isfinite(bin_width) and bin_width > 0):
         raise ValueError(f"bin_width must be a finite number of days > 0; got {shorten(bin_width)}")
     if max_horizon is not None and not (

@@ -237,7 +237,14 @@ def cross_fit(
     models = []
     for k in range(n_folds):
         test = fold == k
-        model = copy.deepcopy(reward_model)
+        try:
+            model = copy.deepcopy(reward_model)
+        except Exception as exc:
+            raise ValueError(
+                f"reward_model {_name(reward_model)}: copy.deepcopy raised "
+                f"{type(exc).__name__} ({exc}); each fold fits its own copy, so the model must "
+                "be copyable (an unfitted scikit-learn estimator is)"
+            ) from exc
         try:
             model.fit(X[~test], reward[~test])
         except Exception as exc:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "MAX_ABS_REWARD",
     "PROB_TOL",
     "UNSEEN_MASS",
     "Rounds",
@@ -296,6 +297,12 @@ def policy_action_dist(policy, context: np.ndarray, times: np.ndarray, n_actions
     return check_action_dist("policy(context, times)", probs, len(times), n_actions)
 
 
+#: The largest reward magnitude a log takes. The forecasts square importance-weighted
+#: rewards and returns (variances, the weighted least squares, the bootstrap), which
+#: overflows float64 from about 1e154 on and still returns a number; 1e100 leaves room for
+#: ratios up to 1e20 over 10^9 steps. Every forecast scales with the rewards: rescale them.
+MAX_ABS_REWARD = 1e100
+
 #: π_e's share of mass on an action the log never played above which nothing estimates
 #: the value: that action's rewards are not in the log (rounding of a policy's zeros
 #: stays below it).
@@ -399,6 +406,11 @@ def check_rounds(context, times, action, reward, pscore, n_actions: int) -> Roun
     if n == 0:
         raise ValueError("reward must hold at least one round; got an empty array")
     _first_bad("reward", ~np.isfinite(reward), reward, "finite")
+    _first_bad(
+        "reward", np.abs(reward) > MAX_ABS_REWARD, reward,
+        f"at most {MAX_ABS_REWARD:g} in magnitude (the forecasts square them: rescale the "
+        "rewards, every forecast scales with them)",
+    )  # fmt: skip
     times = as_days(times)
     if times.shape[0] != n:
         raise ValueError(f"times must have one entry per round ({n}); got {times.shape[0]}")

@@ -509,3 +509,28 @@ def test_huge_rewards_are_refused_not_overflowed():
     log["reward"] = log["reward"] * 1e300  # returned [-inf, inf] before
     with pytest.raises(ValueError, match=r"reward must be at most 1e\+100 in magnitude"):
         forecast_value(log, _greedy, at=70.0, n_actions=2)
+
+
+def test_probabilities_within_rounding_of_0_and_1_are_taken():
+    """One ulp outside [0, 1] was refused, while the row sums had a tolerance (item 11)."""
+    log = _small_log()
+    pi = np.tile([0.5, 0.5], (600, 1))
+    kw = {"at": 70.0, "n_boot": 100, "random_state": 0}
+    ref = forecast_value(log, pi, **kw).value
+    ulp = pi.copy()
+    ulp[0] = [np.nextafter(1.0, 2.0), np.nextafter(0.0, -1.0)]
+    assert np.isfinite(forecast_value(log, ulp, **kw).value)
+    ps = {**log, "pscore": np.where(np.arange(600) == 3, np.nextafter(1.0, 2.0), 0.5)}
+    assert np.isfinite(forecast_value(ps, pi, **kw).value)
+    assert forecast_value(log, pi, **kw).value == ref
+    bad = pi.copy()
+    bad[0] = [1.01, -0.01]
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\] \(to 1e-06\); got 1.01 at"):
+        forecast_value(log, bad, **kw)
+
+
+def test_the_horizon_refusal_quotes_the_max_horizon_given():
+    from pyprog.forecast.forecasters import ForecastError
+
+    with pytest.raises(ForecastError, match=r"beyond max_horizon=30 days"):
+        forecast_value(_small_log(), _greedy, at=200.0, n_actions=2, max_horizon=30)

@@ -326,6 +326,11 @@ def forecast_value(
                 f"{goal[0]} must be after the log (a forecast): {start:g} <= the last round's "
                 f"time {t_last:g} (days since 1970-01-01 for dates)"
             )
+        if end - t_last > limit and max_horizon is not None:
+            raise ForecastError(
+                f"the target is {end - t_last:.4g} days after the log's end, beyond "
+                f"max_horizon={limit:g} days"
+            )
         if end - t_last > limit:
             raise ForecastError(
                 f"the target is {end - t_last:.4g} days after the log's end, but the log "

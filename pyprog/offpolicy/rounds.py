@@ -247,12 +247,15 @@ def check_action_dist(name: str, value, n: int, n_actions: int | None = None) ->
         raise ValueError(
             f"{name} must have one column per action ({n_actions}); got {arr.shape[1]}"
         )
-    bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
+    # within PROB_TOL of [0, 1], as the row sums are: rounding of a policy's 0 and 1
+    bad = ~np.isfinite(arr) | (arr < -PROB_TOL) | (arr > 1 + PROB_TOL)
     if bad.any():
         i, a = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
-            f"{name} must hold probabilities in [0, 1]; got {arr[i, a]} at row {i}, action {a}"
+            f"{name} must hold probabilities in [0, 1] (to {PROB_TOL:g}); got {arr[i, a]:.9g} "
+            f"at row {i}, action {a}"
         )
+    arr = np.clip(arr, 0.0, 1.0)
     sums = arr.sum(axis=1)
     off = np.abs(sums - 1.0) > PROB_TOL
     if off.any():
@@ -421,11 +424,12 @@ def check_rounds(context, times, action, reward, pscore, n_actions: int) -> Roun
     pscore = _vector("pscore", pscore, n)
     _first_bad(
         "pscore",
-        ~np.isfinite(pscore) | (pscore <= 0) | (pscore > 1),
+        ~np.isfinite(pscore) | (pscore <= 0) | (pscore > 1 + PROB_TOL),
         pscore,
         "a probability in (0, 1] (the logging policy's probability of the logged action; "
         "a round it could not have played cannot be reweighted)",
     )
+    pscore = np.minimum(pscore, 1.0)  # within PROB_TOL above 1: rounding of a 1
     if context is None:
         context = np.zeros((n, 0))
     context = np.asarray(context)

@@ -24,10 +24,10 @@ import os
 import subprocess
 import sys
 import textwrap
-import tracemalloc
 
 import numpy as np
 import pytest
+from bench_long_logs import peak_mib
 from obd_csv import write_obd_csv
 
 from pyprog.forecast.readers import read_obd_csv
@@ -70,15 +70,6 @@ def peak_rss_mib(path, kind: str) -> float:
     return float(out.stdout)
 
 
-def peak_traced_mib(f, *args, **kwargs) -> float:
-    tracemalloc.start()
-    try:
-        f(*args, **kwargs)
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.parametrize("kind", ["constant", "callable"])
 def bench_read_obd_csv(benchmark, obd_file, kind):
     size = os.path.getsize(obd_file) / 2**20
@@ -93,7 +84,7 @@ def bench_read_obd_csv(benchmark, obd_file, kind):
         before_ratio_to_file=16.7,
     )
     pi = (lambda c: np.full(len(c["item_id"]), 1 / 80)) if kind == "callable" else 1 / 80
-    traced = peak_traced_mib(read_obd_csv, obd_file, evaluation_pscore=pi, position="all")
+    traced = peak_mib(read_obd_csv, obd_file, evaluation_pscore=pi, position="all")
     benchmark.extra_info.update(peak_traced_mib=round(traced, 1))
     logs = benchmark.pedantic(
         read_obd_csv,

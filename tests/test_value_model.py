@@ -80,6 +80,8 @@ def test_a_season_is_forecast_a_year_on():
     mean, low, high = model.predict([("at", at)], alpha=0.1)
     assert abs(mean[0] - truth(at)) < 0.15
     assert low[0] < truth(at) < high[0]
+    again = model.predict([("at", at)], alpha=0.1)  # the same model, the same interval
+    assert (again[1][0], again[2][0]) == (low[0], high[0])
 
 
 def test_the_prediction_interval_holds_the_days_own_deviation():

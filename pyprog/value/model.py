@@ -104,6 +104,7 @@ class ValueModel:
         with threadpool_limits(1, user_api="blas"):  # small solves: threads only thrash
             self.mode = self.mm.fit()
             self.worlds = self._worlds(n_boot)
+        self._predict_seed = int(self.rng.integers(2**63))  # every predict draws the same
 
     @property
     def sd(self) -> dict:
@@ -179,16 +180,16 @@ class ValueModel:
             return mean, None, None
         if not self.worlds:
             raise ValueError("this model has no bootstrap worlds (n_boot=0): pass alpha=None")
-        theta = self.mode.theta
+        theta, rng = self.mode.theta, np.random.default_rng(self._predict_seed)
         errors = np.empty((len(self.worlds), mean.size))
         for i, (coef, solved) in enumerate(self.worlds):
             truth = rows @ coef
             if future.shape[1]:  # the walk's increments after the log
-                truth += future @ (theta[owners] * self.rng.standard_normal(future.shape[1]))
+                truth += future @ (theta[owners] * rng.standard_normal(future.shape[1]))
             if kind == "prediction":  # the day's own deviation (τ²/L over L days)
-                truth += theta[0] / np.sqrt(days) * self.rng.standard_normal(mean.size)
+                truth += theta[0] / np.sqrt(days) * rng.standard_normal(mean.size)
             errors[i] = solved.mean_at(rows) - truth
-        errors += np.sqrt(shared_var) * self.rng.standard_normal(errors.shape)
+        errors += np.sqrt(shared_var) * rng.standard_normal(errors.shape)
         low = mean - np.quantile(errors, 1 - alpha / 2, axis=0)
         high = mean - np.quantile(errors, alpha / 2, axis=0)
         return mean, low, high

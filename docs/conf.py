@@ -61,6 +61,7 @@ API_MODULES = {
         "pyprog.forecast.readers.common",
         "pyprog.forecast.logged",
         "pyprog.forecast.rounds_csv",
+        "pyprog.forecast.log_columns",
         "pyprog.forecast.value",
         "pyprog.forecast.plot",
     ],

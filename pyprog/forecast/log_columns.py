@@ -2,8 +2,8 @@
 
 Which columns (a column's own name, a prefix followed by numbers, or a list;
 :func:`column_names`), each column checked as it is read (a dict's columns are one value
-per round, of one length: :class:`DictLog`), the times' order said once
-(:func:`column` of the time column), and a target time as days (:func:`target_time`).
+per round, of one length: :class:`DictLog`), the time column as days with its order said
+once (:func:`time_values`), and a target time as days (:func:`target_time`).
 """
 
 from __future__ import annotations
@@ -140,25 +140,7 @@ def column(frame, name: str, what: str):
         raise ValueError(
             f"{what}: no column {name!r} in the log (columns: {listing([str(k) for k in keys])})"
         )
-    values = frame[name]
-    if what == "time":
-        _note_order(values, name)
-    return values
-
-
-def _note_order(values, name: str) -> None:
-    """One warning when the log's times are not in order (the numbers are not changed)."""
-    try:
-        days = as_days(values, name=f"time column {name!r}")
-    except ValueError:
-        return  # bad times: the caller's check says so
-    late = int(np.count_nonzero(np.diff(days) < 0))
-    if late:
-        warnings.warn(
-            f"time column {name!r}: the log is not in time order ({late} of {days.size} rows "
-            f"are earlier than the row before them)",
-            stacklevel=3,
-        )
+    return frame[name]
 
 
 def numbers_of(frame, name: str, what: str) -> np.ndarray:
@@ -170,7 +152,7 @@ def numbers_of(frame, name: str, what: str) -> np.ndarray:
 
 
 def _is_nat(value) -> bool:
-    """NaT of NumPy or pandas (which is not equal to itself), without importing pandas."""
+    """NaT of NumPy, or pandas' NaT (recognised by its type's name, without importing pandas)."""
     if isinstance(value, np.datetime64):
         return bool(np.isnat(value))
     return type(value).__name__ == "NaTType"
@@ -178,7 +160,20 @@ def _is_nat(value) -> bool:
 
 def time_values(values, name: str) -> np.ndarray:
     """A time column as days: :func:`~pyprog.offpolicy.rounds.as_days`, and also ISO-8601
-    strings (as the CSV reader reads them) and ``datetime.date`` objects (midnight UTC)."""
+    strings (as the CSV reader reads them) and ``datetime.date`` objects (midnight UTC).
+    One warning when the times are not in order (the numbers are not changed)."""
+    days = _days(values, name)
+    late = int(np.count_nonzero(np.diff(days) < 0))
+    if late:
+        warnings.warn(
+            f"{name}: the log is not in time order ({late} of {days.size} rows are earlier "
+            f"than the row before them)",
+            stacklevel=2,
+        )
+    return days
+
+
+def _days(values, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim == 1 and arr.dtype.kind in "OUS" and arr.size:
         first = arr[0]

@@ -6,7 +6,7 @@ A log holds n rounds ``(x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i))``:
 * ``times`` — shape (n,), numbers (any unit, e.g. float days) or dates. Dates
   (``datetime64``, Python ``datetime``, pandas timestamps) become **float days since
   1970-01-01 UTC**: dates with a time zone are converted to UTC first, naive dates are
-  taken as UTC. Rows need not be sorted: :meth:`Rounds.canonical` puts them in one order
+  taken as UTC. Rows need not be sorted: :meth:`Rounds.canonical_order` puts them in one order
   that depends only on their values (by time, ties by the other columns), which
   :func:`pyprog.forecast_value` uses, so that a shuffled log gives the same forecast (the
   cross-fitting folds depend on the order of the rows);

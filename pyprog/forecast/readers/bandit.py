@@ -11,13 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR
+from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
 from pyprog.forecast.logs import LogFormatError, Logs
 from pyprog.forecast.readers.common import (
     MAX_ABS_REWARD,
     as_array,
     as_index,
-    as_times,
     call,
     check_action_dist,
     check_rewards,
@@ -154,7 +153,7 @@ def from_obp(
     if timestamp is None:
         timestamp = bandit_feedback.get("timestamp")
     if timestamp is not None:
-        timestamp = as_times(timestamp, "timestamp", source, "round")
+        timestamp = as_timestamps(timestamp, "timestamp", source, "round")
         if len(timestamp) != n:
             raise fail(source, "timestamp", f"{len(timestamp)} times for n_rounds={n}")
     keep = choose_positions(pos, position, "position", source)

@@ -6,14 +6,13 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR, MAX_ABS_REWARD, as_timestamps
+from pyprog.forecast.arrays import LOG_PROB_FLOOR, MAX_ABS_REWARD
 from pyprog.forecast.logs import LogFormatError
 
 __all__ = [
     "MAX_ABS_REWARD",
     "as_array",
     "as_index",
-    "as_times",
     "call",
     "check_action_dist",
     "check_rewards",
@@ -152,12 +151,6 @@ def check_rewards(reward: np.ndarray, key: str, source: str, noun: str) -> None:
             "returns, which overflows float64 past about 1e154); rescale them, every forecast "
             "scales with them",
         )
-
-
-def as_times(values, key: str, source: str, noun: str = "position") -> np.ndarray:
-    """Times as :func:`~pyprog.forecast.arrays.as_timestamps` returns them (NaT and dates
-    outside 1677-2262 refused), the messages naming ``noun``."""
-    return as_timestamps(values, key, source, noun)
 
 
 def call(f: Callable, key: str, source: str, *args):

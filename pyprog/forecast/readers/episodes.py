@@ -9,12 +9,11 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from pyprog.forecast.arrays import LOG_PROB_FLOOR
+from pyprog.forecast.arrays import LOG_PROB_FLOOR, as_timestamps
 from pyprog.forecast.logs import LogFormatError, Logs
 from pyprog.forecast.readers.common import (
     as_array,
     as_index,
-    as_times,
     call,
     check_action_dist,
     check_rewards,
@@ -198,7 +197,7 @@ def from_scope_rl(
     if continuous:
         log_pi, log_beta = shift_densities(log_pi, log_beta)
     if timestamp is not None:
-        timestamp = as_times(timestamp, "timestamp", source, "trajectory")
+        timestamp = as_timestamps(timestamp, "timestamp", source, "trajectory")
         if len(timestamp) != n:
             raise fail(source, "timestamp", f"{len(timestamp)} times for n_trajectories={n}")
     return Logs.from_arrays(
@@ -434,7 +433,7 @@ def from_minari(
             entry = infos[timestamp_key]
             if _length(entry) in (None, 0):
                 raise fail(where, timestamp_key, "no times; expected one per step (or T+1)")
-            times.append(as_times(np.asarray(entry)[:1], timestamp_key, where, "step")[0])
+            times.append(as_timestamps(np.asarray(entry)[:1], timestamp_key, where, "step")[0])
         ids.append(np.full(t, ep_id))
         rewards.append(r)
         log_pis.append(lp)

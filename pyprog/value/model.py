@@ -119,9 +119,9 @@ class ValueModel:
         """Bootstrap worlds at θ̂: each its coefficients (P,) and its refitted equations."""
         mm, theta = self.mm, self.mode.theta
         start = np.maximum(theta, 0.02 * mm.prior_scale)
-        worlds = []
+        beta, worlds = self.mode.coef[0], []
         for _ in range(n_boot):
-            coef = np.concatenate([[self.mode.coef[0]], theta[mm.owner[1:]]])
+            coef = np.concatenate([[beta], theta[mm.owner[1:]]])
             coef[1:] *= self.rng.standard_normal(coef.size - 1)
             y = mm.C @ coef + self.rng.normal(0.0, theta[0], mm.y.size)
             y += self.rng.standard_normal(mm.y.size) * np.sqrt(mm.noise)

@@ -44,6 +44,8 @@ class Solved:
         ``scipy.linalg.cho_factor`` of M.
     g : numpy.ndarray, shape (P,)
         S Cᵀ W ȳ.
+    gram, cy : numpy.ndarray, shape (P, P) and (P,)
+        Cᵀ W C and Cᵀ W ȳ, unscaled (the gradient's too).
     w : numpy.ndarray, shape (m,)
         1/(σ² + τ²).
     objective : float
@@ -54,6 +56,8 @@ class Solved:
     scale: np.ndarray
     chol: tuple
     g: np.ndarray
+    gram: np.ndarray
+    cy: np.ndarray
     w: np.ndarray
     objective: float
 
@@ -116,23 +120,22 @@ class MixedModel:
         w = 1.0 / (self.noise + theta[0] ** 2)
         cw = self.C * w[:, None]
         scale = self.scale_of(theta)
-        M = (self.C.T @ cw) * np.outer(scale, scale) + np.diag(self.prior)
+        gram, cy = self.C.T @ cw, cw.T @ self.y
+        M = gram * np.outer(scale, scale) + np.diag(self.prior)
         chol = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
-        g = scale * (cw.T @ self.y)
+        g = scale * cy
         quad = float(self.y @ (w * self.y) - g @ scipy.linalg.cho_solve(chol, g))
         logdet = 2.0 * float(np.log(np.diag(chol[0])).sum())
         m2 = float(-np.log(w).sum()) + logdet + quad
         objective = 0.5 * m2 + float(np.log1p((theta / self.prior_scale) ** 2).sum())
-        return Solved(theta, scale, chol, g, w, objective)
+        return Solved(theta, scale, chol, g, gram, cy, w, objective)
 
     def objective_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """−log posterior and its gradient in θ (analytic)."""
         sol = self.solve(theta)
-        w, scale = sol.w, sol.scale
-        A = self.C.T @ (self.C * w[:, None])
+        w, scale, A, Cy = sol.w, sol.scale, sol.gram, sol.cy
         Minv = scipy.linalg.cho_solve(sol.chol, np.eye(scale.size))
         coef = Minv @ sol.g  # M⁻¹ S Cᵀ W ȳ
-        Cy = self.C.T @ (w * self.y)
         # d/ds_i over the columns i of each s: log det M and the quadratic form
         d_logdet = 2.0 * np.einsum("ij,j,ji->i", Minv, scale, A)
         d_quad = -2.0 * coef * (Cy - A @ (scale * coef))

@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from pyprog.offpolicy.time_candidates import Binned, bin_estimates
-from pyprog.value.effects import LevelWalk, SeasonEffect, TrendEffect, default_effects
+from pyprog.offpolicy.time_features import DayOfWeek
+from pyprog.value.effects import (
+    LevelsEffect,
+    LevelWalk,
+    SeasonEffect,
+    TrendEffect,
+    default_effects,
+)
 from pyprog.value.model import ValueModel, bin_noise
 from pyprog.value.reml import MixedModel
 
@@ -57,6 +64,23 @@ def yearly_bins(shape, n_days: int = 365, noise_var: float = 0.05, seed: int = 0
     t = np.arange(float(n_days))
     y = shape(t) + rng.normal(0, np.sqrt(noise_var), n_days)
     return Binned(t, y, np.ones(n_days), 1.0)
+
+
+@pytest.mark.parametrize("seed", [10, 11, 33])
+def test_the_mode_is_not_a_stationary_point_at_zero(seed):
+    # the objective is even in each s_k, so s_k = 0 is stationary: a search in s stopped
+    # there on these logs (trend sd 0 though the value rises by 1 over the year)
+    rng = np.random.default_rng(seed)
+    t = np.arange(365.0)
+    count = rng.poisson(3, 365) + 1.0
+    y = 0.2 + t / 364 + rng.normal(0, 2.0, 365) / np.sqrt(count)
+    effects = [TrendEffect(), LevelWalk(45.5), LevelsEffect(DayOfWeek())]
+    blocks = [e.columns(t, 0.0, 364.0) for e in effects]
+    mm = MixedModel(y, 4.0 / count, np.ones((365, 1)), blocks, float(np.std(y)))
+    mode = mm.fit()
+    assert mode.theta[1] > 0.3
+    for start in ([0.0, 1.0, 0.0, 0.0], [0.1, 0.5, 0.1, 0.1], [0.0, 0.0, 0.3, 0.3]):
+        assert mode.objective <= mm.fit(np.array(start)).objective + 1e-6
 
 
 def test_the_forecast_is_linear_in_the_bins():

@@ -86,6 +86,7 @@ API_MODULES = {
         "pyprog.value.effects",
         "pyprog.value.reml",
         "pyprog.value.model",
+        "pyprog.value.averaging",
     ],
     "learn": [
         "pyprog.learn.policies.base",

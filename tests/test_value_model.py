@@ -155,15 +155,19 @@ def test_default_effects_follow_the_span():
     assert len(default_effects(0.0, 365.0)) == 9
 
 
-def test_bin_noise_pools_small_bins_and_keeps_large_ones():
+def test_bin_noise_is_the_pooled_variance_over_each_count():
     rng = np.random.default_rng(0)
     times = np.concatenate([np.full(200, 0.5), np.full(200, 1.5), [2.5]])
-    values = np.concatenate([rng.normal(0, 1, 200), rng.normal(0, 3, 200), [0.0]])
+    values = np.concatenate([rng.normal(0, 1, 200), rng.normal(5, 3, 200), [0.0]])
     b = bin_estimates(values, times)
     noise = bin_noise(values, times, b)
-    assert noise[0] * 200 == pytest.approx(1.0, rel=0.2)
-    assert noise[1] * 200 == pytest.approx(9.0, rel=0.2)
-    assert 1.0 < noise[2] < 9.0  # one round: the pooled variance
+    assert noise[0] * 200 == pytest.approx(5.0, rel=0.15)  # (1 + 9) / 2, not 1
+    np.testing.assert_allclose(noise * b.count, noise[0] * 200)
+    # fewer than 10 degrees of freedom within bins: consecutive differences (Rice 1984)
+    t = np.arange(50.0) + 0.5
+    v = rng.normal(0, 2, 50) + t / 50
+    one_each = bin_noise(v, t, bin_estimates(v, t))
+    assert one_each[0] == pytest.approx(4.0, rel=0.5)
 
 
 def test_bad_kind_and_an_interval_without_worlds_are_refused():

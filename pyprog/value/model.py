@@ -31,32 +31,29 @@ from pyprog.value.reml import MixedModel
 
 __all__ = ["ValueModel", "bin_noise"]
 
-#: Prior degrees of freedom of the bins' noise variances (shrunk toward the pooled one).
-NOISE_PRIOR_DOF = 10.0
-
 
 def bin_noise(values: np.ndarray, times: np.ndarray, binned: Binned) -> np.ndarray:
-    """The noise variance of each bin's mean, σ_j² = s_j² / n_j: shape (m,).
+    """The noise variance of each bin's mean, σ_j² = s² / n_j: shape (m,).
 
-    s_j² is the bin's within variance shrunk toward the pooled within-bin variance with
-    ``NOISE_PRIOR_DOF`` prior degrees of freedom (Smyth 2004), so that bins of one round
-    get the pooled variance and large bins their own. When fewer than 10 degrees of
-    freedom are within bins, the pooled variance is half the mean squared difference of
-    time-consecutive rounds (Rice 1984), which a slow drift barely inflates.
+    s² is the within-bin variance pooled over every bin. Not each bin's own: the spread of
+    IS and DR estimates grows with their mean, so weights 1/s_j² from each bin's own
+    rounds favour the bins that came out low (on a trend at 10,000 rounds, with own
+    variances shrunk toward the pooled one by 10 prior degrees of freedom, the forecast's
+    MSE was 1.5x that of count weights). When fewer than 10 degrees of freedom are within
+    bins, s² is half the mean squared difference of time-consecutive rounds (Rice 1984),
+    which a slow drift barely inflates.
     """
     key = np.floor(times / binned.width)
     _, inv = np.unique(key, return_inverse=True)
-    mean = binned.y[inv]
-    ss = np.bincount(inv, weights=(values - mean) ** 2, minlength=binned.m)
-    dof = binned.count - 1.0
-    if dof.sum() >= 10:
-        pooled = ss.sum() / dof.sum()
+    ss = float(np.sum((values - binned.y[inv]) ** 2))
+    dof = float(np.sum(binned.count - 1.0))
+    if dof >= 10:
+        pooled = ss / dof
     else:
         order = np.argsort(times, kind="stable")
         pooled = 0.5 * float(np.mean(np.diff(values[order]) ** 2))
     pooled = max(pooled, 1e-12 * max(1.0, float(np.mean(values**2))))
-    own = (NOISE_PRIOR_DOF * pooled + ss) / (NOISE_PRIOR_DOF + dof)
-    return own / binned.count
+    return pooled / binned.count
 
 
 class ValueModel:

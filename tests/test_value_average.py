@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.integrate
 import scipy.stats
 
 from pyprog.offpolicy.time_candidates import Binned
@@ -11,6 +12,7 @@ from pyprog.offpolicy.time_features import DayOfWeek, PeriodBlocks
 from pyprog.offpolicy.time_terms import TimeModel, blocks, trend
 from pyprog.value import ModelAverage, TermEffect
 from pyprog.value.averaging import _mixture_quantile
+from pyprog.value.reml import MixedModel
 
 
 def year_of_bins(truth, sd: float = 0.3, seed: int = 0) -> Binned:
@@ -96,3 +98,27 @@ def test_bad_kind_and_shared_variance_are_refused():
     avg = ModelAverage(b, np.full(b.m, 0.09), models=[TimeModel(())])
     with pytest.raises(ValueError, match="kind must be 'prediction' or 'mean'"):
         avg.predict([("at", 400.0)], kind="median")
+
+
+def test_the_evidence_is_the_integral_over_the_variances():
+    # one season and the day's deviation: the product of 1-D integrals against a 2-D grid
+    rng = np.random.default_rng(3)
+    t = np.arange(120.0)
+    z = np.column_stack([np.cos(2 * np.pi * t / 30), np.sin(2 * np.pi * t / 30)])
+    y = 1 + z @ [0.5, 0.2] + rng.normal(0, 0.4, 120)
+    mm = MixedModel(y, np.full(120, 0.16), np.ones((120, 1)), [z], float(np.std(y)))
+    c = mm.prior_scale
+    grid = np.concatenate([[0.0], c * np.logspace(-4, 1.5, 400)])
+    log_f = np.array([[-mm.solve(np.array([a, b])).objective for b in grid] for a in grid])
+    top = log_f.max()
+    inner = scipy.integrate.trapezoid(np.exp(log_f - top), grid, axis=1)
+    brute = top + np.log(scipy.integrate.trapezoid(inner, grid)) + 2 * np.log(2 / (np.pi * c))
+    assert mm.log_evidence(mm.fit()) == pytest.approx(brute, abs=0.15)
+
+
+def test_an_effect_the_log_does_not_show_costs_evidence():
+    b = year_of_bins(lambda t: 0 * t, seed=4)
+    avg = ModelAverage(b, np.full(365, 0.09), models=[TimeModel(()), TimeModel((trend(),))])
+    const, with_trend = (f.log_evidence for f in avg.fits)
+    assert with_trend < const - 1.0  # at the mode's density alone the two tie
+    assert avg.top == "const"

@@ -9,12 +9,15 @@ and without the day of the week) is a mixed model of its own (:mod:`.reml`): eve
 with its own variance, so an effect is shrunk rather than switched on or off. Model k has
 the weight (Bayesian model averaging, Hoeting et al. 1999)
 
-    w_k ∝ max over θ of  L_R(θ | M_k) Π_c (1 + (θ_c / c)²)⁻¹,
+    w_k ∝ ∫ L_R(θ | M_k) p(θ) dθ,
 
-its restricted likelihood at the posterior mode of its standard deviations (half-Cauchy
-priors of scale c = sd(ȳ), unnormalised). The likelihood's log det term is the Occam
-factor: on a log the trend and 16 blocks of the year draw alike, the trend's one
-coefficient costs less, so its reading of the future wins unless the data say otherwise.
+its restricted likelihood integrated over its standard deviations θ under half-Cauchy
+priors of scale c = sd(ȳ) (:meth:`MixedModel.log_evidence`). That integral is the Occam
+factor: on a one-year log the trend and 16 blocks of the year draw a trend alike, the
+trend's one variance costs less prior mass, so its reading of the future wins unless the
+data say otherwise; an effect the log does not show costs the prior mass it rules out.
+(The density at the mode alone has no such cost for a variance at 0: on stationary logs
+of 10,000 rounds its average had twice the MSE of the constant; the guide has both.)
 
 Given the weights the forecast is linear in the bins (f = Σ_k w_k ζ_k ȳ, :meth:`zeta`).
 Its **prediction interval** is the mixture of the models' posterior predictive normals,
@@ -26,6 +29,7 @@ error, which no bin's spread shows). No bootstrap: one fit per candidate.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +46,8 @@ __all__ = ["ModelAverage", "TermEffect"]
 
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
+#: Candidates below this weight are left out of the cross-validation score.
+WEIGHT_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,25 @@ class TermEffect(Effect):
 class _Fitted:
     model: TimeModel
     effects: tuple
+    mm: MixedModel
     mode: Solved
-    log_evidence: float  # −objective at the mode
+    log_evidence: float  # log ∫ L_R(θ) p(θ) dθ (:meth:`MixedModel.log_evidence`)
+
+    def held_out(self, folds: list) -> np.ndarray:
+        """Each bin's prediction by the model fit on the other folds at the same θ: (m,).
+
+        For a penalised fit the held-out residuals of fold F are (I − H_FF)⁻¹ e_F, with
+        H = C S M⁻¹ S Cᵀ W the smoother and e the residuals (the block PRESS identity).
+        """
+        s, y = self.mode, self.mm.y
+        cs = self.mm.C * s.scale[None, :]
+        resid = y - cs @ s.coef
+        out = np.empty_like(y)
+        for f in folds:
+            g = cs[f]
+            h = g @ scipy.linalg.cho_solve(s.chol, g.T) * s.w[f][None, :]
+            out[f] = y[f] - np.linalg.solve(np.eye(h.shape[0]) - h, resid[f])
+        return out
 
 
 class ModelAverage:
@@ -133,12 +156,39 @@ class ModelAverage:
         scale = float(np.std(b.y)) or float(np.sqrt(np.mean(self.noise)))
         mm = MixedModel(b.y, self.noise, np.ones((b.m, 1)), blocks, scale)
         mode = mm.fit()
-        return _Fitted(model, effects, mode, -mode.objective)
+        return _Fitted(model, effects, mm, mode, mm.log_evidence(mode))
 
     @property
     def weights(self) -> dict:
         """Each candidate's weight by name."""
         return {f.model.name: float(w) for f, w in zip(self.fits, self.w, strict=True)}
+
+    @property
+    def top(self) -> str:
+        """The name of the candidate with the highest weight."""
+        return self.fits[int(np.argmax(self.w))].model.name
+
+    def log_bayes_factor(self) -> float:
+        """log of the best candidate's evidence over the constant's (the constant fitted
+        here when it is not among the candidates)."""
+        const = [f for f in self.fits if not f.model.terms]
+        if not const:
+            with threadpool_limits(1, user_api="blas"):
+                const = [self._fit(TimeModel(()))]
+        return float(max(f.log_evidence for f in self.fits) - const[0].log_evidence)
+
+    def cv_score(self, n_folds: int = 10) -> float:
+        """Blocked cross-validation of the averaged fit: the count-weighted mean squared
+        error of each of ``n_folds`` contiguous stretches predicted from the others, the
+        weights and variances held at their fitted values (no refits)."""
+        b = self.binned
+        edges = (np.arange(n_folds + 1) * b.m) // n_folds
+        folds = [slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]
+        keep = self.w > WEIGHT_FLOOR
+        with threadpool_limits(1, user_api="blas"):
+            pred = sum(w * f.held_out(folds) for f, w in zip(self.fits, self.w, strict=True)
+                       if w > WEIGHT_FLOOR) / self.w[keep].sum()  # fmt: skip
+        return float(np.sum(b.count * (b.y - pred) ** 2) / np.sum(b.count))
 
     def _rows(self, fit: _Fitted, targets) -> np.ndarray:
         """The candidate's design rows at the targets: shape (r, P)."""
@@ -176,12 +226,15 @@ class ModelAverage:
         for fit, w in zip(self.fits, self.w, strict=True):
             s = fit.mode
             rs = self._rows(fit, targets) * s.scale[None, :]
-            C = np.column_stack([np.ones(self.binned.m)] + [
-                e.columns(self.binned.times, self.t0, self.t1) for e in fit.effects
-            ])  # fmt: skip
             sol = scipy.linalg.cho_solve(s.chol, rs.T)  # (P, r)
-            out = out + w * ((C * s.scale[None, :]) @ sol * s.w[:, None]).T
+            out = out + w * ((fit.mm.C * s.scale[None, :]) @ sol * s.w[:, None]).T
         return out
+
+    def sd(self, targets, kind: str = "prediction") -> np.ndarray:
+        """The mixture's standard deviation at each target: shape (r,)."""
+        means, variances = self._predictive(targets, _checked_kind(kind))
+        mean = self.w @ means
+        return np.sqrt(np.maximum(self.w @ (variances + means**2) - mean**2, 0.0))
 
     def predict(
         self, targets, alpha: float | None = 0.1, kind: str = "prediction"
@@ -200,9 +253,7 @@ class ModelAverage:
         -------
         mean, low, high : numpy.ndarray of shape (r,) (low, high None without alpha)
         """
-        if kind not in ("prediction", "mean"):
-            raise ValueError(f"kind must be 'prediction' or 'mean'; got {kind!r}")
-        means, variances = self._predictive(targets, kind)
+        means, variances = self._predictive(targets, _checked_kind(kind))
         mean = self.w @ means
         if alpha is None:
             return mean, None, None
@@ -210,6 +261,12 @@ class ModelAverage:
         low = _mixture_quantile(self.w, means, sd, alpha / 2)
         high = _mixture_quantile(self.w, means, sd, 1 - alpha / 2)
         return mean, low, high
+
+
+def _checked_kind(kind) -> str:
+    if kind not in ("prediction", "mean"):
+        raise ValueError(f"kind must be 'prediction' or 'mean'; got {kind!r}")
+    return kind
 
 
 def _mixture_quantile(w: np.ndarray, means: np.ndarray, sd: np.ndarray, q: float) -> np.ndarray:

@@ -83,6 +83,7 @@ API_MODULES = {
     ],
     "value": [
         "pyprog.value",
+        "pyprog.value.bins",
         "pyprog.value.effects",
         "pyprog.value.reml",
         "pyprog.value.model",

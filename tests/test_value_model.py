@@ -14,6 +14,7 @@ import pytest
 
 from pyprog.offpolicy.time_candidates import Binned, bin_estimates
 from pyprog.offpolicy.time_features import DayOfWeek
+from pyprog.value.bins import bin_noise
 from pyprog.value.effects import (
     LevelsEffect,
     LevelWalk,
@@ -21,7 +22,7 @@ from pyprog.value.effects import (
     TrendEffect,
     default_effects,
 )
-from pyprog.value.model import ValueModel, bin_noise
+from pyprog.value.model import ValueModel
 from pyprog.value.reml import MixedModel
 
 

@@ -10,18 +10,20 @@ in, and an average over the 44 candidates each as such a model, weighted by evid
 
 * :mod:`.effects` — the effects' columns, window averages and unseen future increments;
 * :mod:`.reml` — the mixed model's variance components (penalised REML, analytic gradient);
+* :mod:`.bins` — :func:`bin_noise`, the bins' noise variances;
 * :mod:`.model` — :class:`ValueModel`, one model with every effect: fit, forecast
   (linear in the bins: ζ), prediction intervals by a parametric bootstrap;
-  :func:`bin_noise`, the bins' noise variances;
 * :mod:`.averaging` — :class:`ModelAverage`: Bayesian model averaging of the candidates,
-  each a mixed model; prediction intervals from the mixture of their predictives.
+  each a mixed model; prediction intervals from the mixture of their predictives;
+  :func:`drifts`, whether values drift in time (a Bayes factor against the constant).
 
 May import :mod:`pyprog.offpolicy` (the bins, the time features) and below; the
 forecasting layer above it will call it. Its measured state is in the guide
 ``docs/guides/value-model.md``.
 """
 
-from pyprog.value.averaging import ModelAverage, TermEffect
+from pyprog.value.averaging import ModelAverage, TermEffect, drifts
+from pyprog.value.bins import bin_noise
 from pyprog.value.effects import (
     Effect,
     LevelsEffect,
@@ -30,7 +32,7 @@ from pyprog.value.effects import (
     TrendEffect,
     default_effects,
 )
-from pyprog.value.model import ValueModel, bin_noise
+from pyprog.value.model import ValueModel
 from pyprog.value.reml import MixedModel
 
 __all__ = [
@@ -45,4 +47,5 @@ __all__ = [
     "ValueModel",
     "bin_noise",
     "default_effects",
+    "drifts",
 ]

@@ -37,17 +37,25 @@ import scipy.linalg
 import scipy.special
 from threadpoolctl import threadpool_limits
 
-from pyprog.offpolicy.time_candidates import Binned, default_time_models
+from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
 from pyprog.offpolicy.time_terms import Blocks, TimeModel
+from pyprog.value.bins import bin_noise
 from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel, Solved
 
-__all__ = ["ModelAverage", "TermEffect"]
+__all__ = ["ModelAverage", "TermEffect", "drifts"]
 
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
 #: Candidates below this weight are left out of the cross-validation score.
 WEIGHT_FLOOR = 1e-6
+#: Folds of the blocked cross-validation (:meth:`ModelAverage.cv_score`), and the fewest
+#: bins a forecast in time takes (three a fold).
+CV_FOLDS = 10
+MIN_BINS = 3 * CV_FOLDS
+#: The Bayes factor of the best candidate over the constant from which values drift
+#: (:func:`drifts`; "strong" evidence on Kass & Raftery's 1995 scale).
+DRIFT_BAYES_FACTOR = 20.0
 
 
 @dataclass(frozen=True)
@@ -177,7 +185,7 @@ class ModelAverage:
                 const = [self._fit(TimeModel(()))]
         return float(max(f.log_evidence for f in self.fits) - const[0].log_evidence)
 
-    def cv_score(self, n_folds: int = 10) -> float:
+    def cv_score(self, n_folds: int = CV_FOLDS) -> float:
         """Blocked cross-validation of the averaged fit: the count-weighted mean squared
         error of each of ``n_folds`` contiguous stretches predicted from the others, the
         weights and variances held at their fitted values (no refits)."""
@@ -261,6 +269,28 @@ class ModelAverage:
         low = _mixture_quantile(self.w, means, sd, alpha / 2)
         high = _mixture_quantile(self.w, means, sd, 1 - alpha / 2)
         return mean, low, high
+
+
+def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
+    """Whether per-round values drift in time: the best candidate's evidence beats the
+    constant's by a Bayes factor of ``DRIFT_BAYES_FACTOR`` or more.
+
+    Parameters
+    ----------
+    values, times : numpy.ndarray, shape (n,)
+    width : float
+        Days per bin.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.sort(rng.uniform(0, 365, 2000))
+    >>> drifts(rng.normal(size=2000), t), drifts(rng.normal(size=2000) + t / 365, t)
+    (False, True)
+    """
+    binned = bin_estimates(values, times, width)
+    avg = ModelAverage(binned, bin_noise(values, times, binned))
+    return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))
 
 
 def _checked_kind(kind) -> str:

@@ -253,7 +253,9 @@ class MixedModel:
             u0 + h * np.arange(-1, 2)
         )
         curvature = max((f[0] - 2.0 * f[1] + f[2]) / h**2, 1e-8)
-        u = u0 + np.linspace(-6.0, 6.0, EVIDENCE_GRID) / np.sqrt(curvature)
+        reach = 6.0 / np.sqrt(curvature)  # within c·10⁻⁶ .. 100c, where the prior's mass is
+        lo, hi = np.log(self.prior_scale) + np.array([-6.0, 2.0]) * np.log(10.0)
+        u = np.linspace(max(u0 - reach, lo), min(u0 + reach, hi), EVIDENCE_GRID)
         log_f = -(self._varied(theta, k, np.exp(u)) - u - base)
         top = float(log_f.max())
         return top + float(np.log(scipy.integrate.trapezoid(np.exp(log_f - top), u)))

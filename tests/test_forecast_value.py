@@ -21,7 +21,7 @@ from pyprog.offpolicy.time_candidates import (
     default_reward_time_model,
     default_time_models,
 )
-from pyprog.offpolicy.time_selection import choose_time_model
+from pyprog.value import ModelAverage, bin_noise
 
 
 def year_log(shape="sinusoid", n=3000, seed=0, **kw):
@@ -161,7 +161,7 @@ def test_auto_time_inputs_keep_the_reward_model_the_backtest_prefers(shape, n, s
     phi = None if untimed else default_reward_time_model(*auto_span(frame))
     same = forecast_value(frame, "pi_", time_feature=phi, **kw)
     assert same.estimator == "dr-pooled" and same.value == auto.value
-    assert same.scores == auto.scores
+    assert same.weights == auto.weights
 
 
 def auto_span(frame) -> tuple[float, float]:
@@ -190,7 +190,7 @@ def test_horizon_beyond_the_log_is_refused_with_what_it_supports():
         (dict(context=["x0", "zz"]), r"context: no column\(s\) \['zz'\]"),
         (dict(policy="q_"), "policy: no columns named 'q_'"),
         (dict(max_horizon=-1), "max_horizon must be"),
-        (dict(n_boot=10), "n_boot must be an integer >= 100"),
+        (dict(interval="median"), "interval must be 'prediction' or 'mean'"),
         (dict(pool_contexts="always"), "pool_contexts must be 'auto', True or False"),
         (dict(log=[1, 2, 3]), "log must be a CSV path"),
         (dict(log="/no/such/file.csv"), "no such file"),
@@ -256,7 +256,7 @@ def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
                  "--json", str(out_json), "--alpha", "0.1"])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert "value of the policy at 1971-02-01" in printed and "90% bootstrap" in printed
+    assert "value of the policy at 1971-02-01" in printed and "90% prediction" in printed
     summary = json.loads(out_json.read_text())
     direct = forecast_value(path, "pi_", at="1971-02-01")
     assert summary["value"] == pytest.approx(direct.value)
@@ -268,9 +268,17 @@ def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
     assert code == 2 and "--at and --over need --time" in capsys.readouterr().err
     code = main(["forecast", str(path), "--time", "time", "--at", "1971-02-01", "--delta", "5"])
     assert code == 2 and "--delta: for logs of episodes" in capsys.readouterr().err
+    code = main(["forecast", str(path), "--time", "time", "--at", "1971-02-01", "--n-boot", "500"])
+    assert code == 2 and "--n-boot: for logs of episodes" in capsys.readouterr().err
+    code = main(["forecast", str(path), "--time", "time", "--at", "1971-02-01", "--interval",
+                 "mean", "--json", str(out_json)])  # fmt: skip
+    assert code == 0 and "90% mean interval" in capsys.readouterr().out
+    mean = json.loads(out_json.read_text())
+    assert mean["interval"] == "mean" and mean["value"] == pytest.approx(summary["value"])
+    assert mean["high"] - mean["low"] < summary["high"] - summary["low"]
 
 
-# -- the chooser on its own ---------------------------------------------------------------
+# -- the model average on its own ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -283,14 +291,15 @@ def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
         (lambda t: 0.5 * (np.floor(t) % 7 == 5), "+blocks(dow)"),
     ],
 )
-def test_the_chooser_finds_the_shape_of_a_near_noiseless_log(truth, expected):
+def test_the_average_puts_its_weight_on_the_shape_of_a_near_noiseless_log(truth, expected):
     t = np.arange(0.0, 365.0, 0.5)
     y = truth(t) + np.random.default_rng(0).normal(0, 0.05, t.size)
     b = bin_estimates(y, t)
-    choice = choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), alpha=0.1)
-    assert expected in choice.model, choice.model
-    assert choice.low[0] <= choice.value[0] <= choice.high[0]
-    assert choice.value[0] == pytest.approx(truth(np.array([400.0]))[0], abs=0.05)
+    avg = ModelAverage(b, bin_noise(y, t, b))
+    assert expected in avg.top, avg.top
+    value, low, high = avg.predict([("at", 400.0)], alpha=0.1)
+    assert low[0] <= value[0] <= high[0]
+    assert value[0] == pytest.approx(truth(np.array([400.0]))[0], abs=0.05)
 
 
 def test_default_models_need_a_year_for_yearly_terms_and_two_weeks_for_weekdays():
@@ -304,11 +313,11 @@ def test_user_models_and_time_model_terms():
     gen, d, frame = year_log("trend", n=2000, seed=10)
     f = forecast_value(frame, "pi_", at=YEAR + 50, models=[trend(), season(YEAR), step(100)])
     assert f.model == "const+trend"
-    assert set(f.scores) == {"const+trend", "const+season(365.25D,k=1)", "const+step(100)"}
+    assert set(f.weights) == {"const+trend", "const+season(365.25D,k=1)", "const+step(100)"}
     # a sum of terms, a list of terms and a TimeModel are each one candidate
     models = [trend() + season(YEAR), [trend(), step(100)], TimeModel((season(YEAR),))]
     f = forecast_value(frame, "pi_", at=YEAR + 50, models=models)
-    assert set(f.scores) == {
+    assert set(f.weights) == {
         "const+trend+season(365.25D,k=1)",
         "const+trend+step(100)",
         "const+season(365.25D,k=1)",
@@ -328,7 +337,7 @@ def test_step_term_is_a_persistent_shift_with_exact_window_averages():
 
 
 def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
-    from pyprog.offpolicy import DayOfWeek, blocks, round_estimates
+    from pyprog.offpolicy import blocks, round_estimates
 
     gen, d, frame = year_log("weekday", n=2000, seed=11)
     keys = ("context", "times", "action", "reward", "pscore", "action_dist")
@@ -341,141 +350,37 @@ def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
     assert timed.values.std() < plain.values.std()
 
 
-@pytest.mark.slow  # a Monte Carlo over 60 logs (15 s): in .ci/run
-def test_the_gate_on_interleaved_folds_sees_blocks_of_the_year_stretches_miss():
-    """8 blocks of the year in daily noise, 30 seeds: the cross-validation gate on
-    contiguous stretches or interleaved folds finds the drift in every log the stretches
-    alone find, and in more logs; the Wald test on top finds it in at least as many; on
-    pure noise each keeps the constant as often as the stretches alone."""
-    levels = np.array([0.0, 0.8, -0.6, 1.0, -1.0, 0.4, -0.3, 0.7])
-    t = np.arange(0.0, 365.0)
-    block = PeriodBlocks(YEAR, 8).labels(t)
-    variants = {
-        "default": {},
-        "both": {"drift_level": None},
-        "stretches": {"gate_folds": None, "drift_level": None},
-    }
-    found = {name: [] for name in variants}
-    for amp in (0.5, 0.0):
-        for seed in range(30):
-            y = amp * levels[block] + np.random.default_rng(seed).normal(0, 1.0, t.size)
-            b = bin_estimates(y, t)
-            at = lambda m, b=b: m.design(np.array([400.0]), *b.span)  # noqa: E731
-            for name, kw in variants.items():
-                found[name].append(choose_time_model(b, at, alpha=None, **kw).model != "const")
-    default, both, alone = (np.array(found[k]).reshape(2, 30) for k in variants)
-    assert (both[0] >= alone[0]).all() and both[0].sum() > alone[0].sum() + 3, both.sum(1)
-    assert (default[0] >= both[0]).all(), default.sum(1)
-    assert default[1].sum() <= 3 and both[1].sum() <= 3 and alone[1].sum() <= 3
-
-
-def test_the_term_gate_keeps_a_term_out_until_it_earns_its_place():
-    """A day-of-week pattern and a step of 0.02 at day 200 under daily noise of sd 0.3: in
-    this log (seed 4) the step on top of the weekdays scores best, by less than 2 s.e.
-    over the weekdays alone; the term gate keeps it out. A step of 0.3 earns its place."""
-    t = np.arange(0.0, 365.0) + 0.5
-    dow = np.array([0.0, 0.1, -0.1, 0.2, 0.0, -0.2, 0.0])[np.floor(t).astype(int) % 7]
-    weekdays = TimeModel((blocks(DayOfWeek()),))
-    models = [TimeModel(()), weekdays, TimeModel((step(200.0),)), step(200.0) + weekdays]
-    noise = np.random.default_rng(4).normal(0, 0.3, t.size)
-    chosen = {}
-    for size in (0.02, 0.3):
-        b = bin_estimates(dow + size * (t >= 200) + noise, t)
-        at = lambda m, b=b: m.design(np.array([400.5]), *b.span)  # noqa: E731
-        for gated in (True, False):
-            ch = choose_time_model(b, at, models=models, alpha=None, term_gate=gated)
-            chosen[size, gated] = (ch.model, ch.best)
-    both = "const+step(200)+blocks(dow)"
-    assert chosen[0.02, False] == (both, both)
-    assert chosen[0.02, True] == ("const+blocks(dow)", "const+blocks(dow)")
-    assert chosen[0.3, True] == chosen[0.3, False] == (both, both)
-
-
 def test_the_interval_holds_twins_the_log_cannot_tell_apart():
     """A step at half the year and two blocks of the year fit a one-year log alike; a year
-    later they part by the step's size. The interval holds both forecasts; the bootstrap
-    worlds alone (``cover_plausible=False``) hold only the chosen one's."""
+    later they part by the step's size. Both share the weight, and the interval holds
+    both forecasts (the cascade needed a hull of the plausible models for this)."""
     t = np.arange(0.0, 365.0) + 0.5
     y = 1.0 * (t >= YEAR / 2) + np.random.default_rng(0).normal(0, 0.3, t.size)
     b = bin_estimates(y, t)
     twins = [TimeModel((step(YEAR / 2),)), TimeModel((blocks(PeriodBlocks(YEAR, 2)),))]
-    at = lambda m: m.design(np.array([400.0]), *b.span)  # noqa: E731  (block 0 next year)
-    # each alone: no constant among the models, so no gate
-    f = [choose_time_model(b, at, models=[m], alpha=None).value[0] for m in twins]
+    goal = [("at", 400.0)]  # block 0 next year: the twins forecast 1 and 0
+    f = [ModelAverage(b, bin_noise(y, t, b), models=[m]).predict(goal)[0][0] for m in twins]
     assert f[0] == pytest.approx(1.0, abs=0.1) and f[1] == pytest.approx(0.0, abs=0.1)
-    models = [TimeModel(()), *twins]
-    both = choose_time_model(b, at, models=models, random_state=0)
-    alone = choose_time_model(b, at, models=models, random_state=0, cover_plausible=False)
-    assert both.model == alone.model and both.value[0] == alone.value[0]
-    assert both.low[0] <= min(f) and both.high[0] >= max(f), (both.low, both.high, f)
-    assert not (alone.low[0] <= min(f) and alone.high[0] >= max(f)), (alone.low, alone.high)
-    assert both.low[0] <= alone.low[0] and both.high[0] >= alone.high[0]
+    avg = ModelAverage(b, bin_noise(y, t, b), models=[TimeModel(()), *twins])
+    assert min(avg.weights[m.name] for m in twins) > 0.2
+    _, low, high = avg.predict(goal)
+    assert low[0] <= min(f) and high[0] >= max(f), (low, high, f)
 
 
-def test_the_interval_holds_a_drift_the_gate_turned_away_but_its_own_test_sees():
-    """Saturdays 0.1 lower under daily noise of sd 0.3 (seed 19): the drift gate keeps the
-    constant (its Wald level: 1 % over one drifting candidate), but the day of week's own
-    test rejects at the interval's 10 % (p = 0.014). The interval then holds the day-of-week
-    model's noise interval, and with it the Saturday's truth; the bootstrap alone does not."""
+@pytest.mark.parametrize("halves", [0.0, 0.5])
+def test_the_interval_holds_a_faint_day_of_week(halves):
+    """Saturdays 0.1 lower under daily noise of sd 0.3, alone (seed 19) or beside two
+    halves of the year 0.5 apart (seed 1): the cascade's gates kept the day of week out
+    and needed a widening for each; here its weight carries it into the interval."""
     t = np.arange(0.0, 365.0) + 0.5
     saturday = np.floor(t + 3).astype(int) % 7 == 5  # day 0 is a Thursday
-    y = -0.1 * saturday + np.random.default_rng(19).normal(0, 0.3, t.size)
+    seed = 19 if halves == 0 else 1
+    noise = np.random.default_rng(seed).normal(0, 0.3, t.size)
+    y = halves * (t >= YEAR / 2) - 0.1 * saturday + noise
     b = bin_estimates(y, t)
-    models = [TimeModel(()), TimeModel((blocks(DayOfWeek()),))]
-    at = lambda m: m.design(np.array([401.5]), *b.span)  # noqa: E731  (a Saturday)
-    with_dow = choose_time_model(b, at, models=models, random_state=0)
-    alone = choose_time_model(b, at, models=models, random_state=0, cover_plausible=False)
-    assert with_dow.model == alone.model == "const"
-    assert with_dow.low[0] <= -0.1 <= with_dow.high[0], (with_dow.low, with_dow.high)
-    assert not alone.low[0] <= -0.1, (alone.low, alone.high)
-
-
-def test_the_interval_holds_a_term_the_term_gate_turned_away_but_its_own_test_sees():
-    """Two halves of the year 0.5 apart and Saturdays 0.1 lower, daily noise sd 0.3 (seed
-    1): the term gate keeps the halves alone (the day of week does not beat them by 2 s.e.
-    of cross-validated loss), but the nested Wald test of the day of week beyond the
-    halves rejects at the interval's 10 % (p = 0.007). The interval then holds the
-    halves + day-of-week model's noise interval, and with it the Saturday's truth."""
-    t = np.arange(0.0, 365.0) + 0.5
-    saturday = np.floor(t + 3).astype(int) % 7 == 5  # day 0 is a Thursday
-    y = 0.5 * (t >= YEAR / 2) - 0.1 * saturday + np.random.default_rng(1).normal(0, 0.3, t.size)
-    b = bin_estimates(y, t)
-    half, dow = blocks(PeriodBlocks(YEAR, 2)), blocks(DayOfWeek())
-    models = [TimeModel(()), TimeModel((half,)), TimeModel((dow,)), TimeModel((half, dow))]
-    at = lambda m: m.design(np.array([401.5]), *b.span)  # noqa: E731  (a Saturday, first half)
-    held = choose_time_model(b, at, models=models, random_state=0)
-    alone = choose_time_model(b, at, models=models, random_state=0, cover_plausible=False)
-    assert held.model == alone.model == "const+blocks(365.25D/2)"
-    assert held.low[0] <= -0.1 <= held.high[0], (held.low, held.high)
-    assert not alone.low[0] <= -0.1, (alone.low, alone.high)
-    # without the day of week among the candidates nothing widens it that far
-    no_dow = choose_time_model(b, at, models=models[:2], random_state=0)
-    assert not no_dow.low[0] <= -0.1, (no_dow.low, no_dow.high)
-
-
-@pytest.mark.parametrize(
-    "kw, match",
-    [
-        ({"term_gate": "yes"}, "term_gate must be True or False"),
-        ({"cover_plausible": 1}, "cover_plausible must be True or False"),
-        ({"rule": "lowest"}, "rule must be 'mse' or 'simplest'"),
-        ({"folds": "random"}, r"folds must be one of \('blocked', 'interleaved'\)"),
-        ({"gate_folds": "random"}, "gate_folds must be None or one of"),
-        ({"world": "mine"}, "world must be"),
-        ({"gate": -1.0}, "gate must be None or a finite number >= 0"),
-        ({"n_se": float("inf")}, "n_se must be a finite number >= 0"),
-        ({"n_folds": 1}, "n_folds must be an integer >= 2"),
-        ({"n_folds": 200}, "needs at least 600"),
-        ({"alpha": 0.0}, "alpha must be in"),
-    ],
-)
-def test_the_chooser_refuses_bad_settings(kw, match):
-    t = np.arange(0.0, 365.0)
-    b = bin_estimates(np.zeros(t.size), t)
-    with pytest.raises(ValueError, match=match):
-        choose_time_model(b, lambda m: m.design(np.array([400.0]), *b.span), **kw)
-    with pytest.raises(ValueError, match="targets must be a callable"):
-        choose_time_model(b, np.array([400.0]))
+    avg = ModelAverage(b, bin_noise(y, t, b))
+    _, low, high = avg.predict([("at", 401.5)], kind="mean")  # a Saturday, first half
+    assert low[0] <= -0.1 <= high[0], (low, high, avg.top)
 
 
 def test_a_context_or_policy_column_of_text_is_named():

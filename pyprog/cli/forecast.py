@@ -34,6 +34,7 @@ OPTION_NAMES = (
         "max_horizon": "--max-horizon",
         "bin_width": "--bin-width",
         "compact_dates": "--compact-dates",
+        "interval": "--interval",
         "estimator": "--estimator",
         "policy": "--policy",
         "context": "--context",
@@ -147,20 +148,16 @@ def _value_cmd(args: argparse.Namespace) -> int:
     _check_output("--json", args.json)
     episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
                     "--d": args.d is not None, "--candidates": args.candidates is not None,
-                    "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf")}  # fmt: skip
+                    "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf"),
+                    "--n-boot": args.n_boot is not None}  # fmt: skip
     unused = [option for option, set_ in episode_only.items() if set_]
     if unused:  # not silently ignored
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
-    from pyprog.forecast.intervals import MAX_BOOT
     from pyprog.forecast.rounds_csv import read_rounds  # after the checks: errors come at once
     from pyprog.forecast.value import forecast_value
 
-    if args.n_boot is not None and args.n_boot > MAX_BOOT:  # before the work, not a crash in it
-        raise ValueError(
-            f"--n-boot must be an integer >= 100 and <= {MAX_BOOT}; got {args.n_boot:.4g}"
-        )
     columns, lines = read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
     at = None if args.at is None else _target(args.at, args.compact_dates)
     over = None if args.over is None else tuple(_target(t, args.compact_dates) for t in args.over)
@@ -181,7 +178,7 @@ def _value_cmd(args: argparse.Namespace) -> int:
             bin_width=args.bin_width,
             max_horizon=args.max_horizon,
             alpha=alpha,
-            n_boot=400 if args.n_boot is None else args.n_boot,
+            interval=args.interval,
             random_state=args.seed,
         )
     except ValueError as exc:  # ForecastError too
@@ -196,9 +193,10 @@ def _value_cmd(args: argparse.Namespace) -> int:
     level = f"{(1 - alpha) * 100:.12g}%"
     print(
         f"{args.logs}: {result.n_rounds} rounds in {result.n_bins} days; value of the policy "
-        f"{when} ({result.horizon:.4g} days after the log; {level} bootstrap interval)"
+        f"{when} ({result.horizon:.4g} days after the log; {level} {result.interval} "
+        f"interval)"
     )
-    print(f"{'':<6} {'forecast':>11} {'low':>11} {'high':>11}  model, estimator")
+    print(f"{'':<6} {'forecast':>11} {'low':>11} {'high':>11}  top model, estimator")
     print(
         f"{'value':<6} {result.value:>11.5g} {result.low:>11.5g} {result.high:>11.5g}  "
         f"{result.model}, {result.estimator}"
@@ -356,9 +354,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     fc.add_argument(
         "--n-boot", type=int, default=None,
-        help="bootstrap draws (default 2000 for episodes, 400 with --time)",
+        help="bootstrap draws for episodes (default 2000; not with --time)",
     )  # fmt: skip
-    fc.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    fc.add_argument(
+        "--seed", type=int, default=0,
+        help="seed of the bootstrap (episodes) or of the reward model's folds (--time); "
+        "default 0",
+    )  # fmt: skip
     fc.add_argument("--json", default=None, help="write the numbers to this JSON file")
     fc.add_argument("--plot", default=None, help="write the figure to this PNG file")
     tv = fc.add_argument_group(
@@ -395,6 +397,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--bin-width", type=float, default=1.0,
         help="days per bin of the forecaster in time (default 1; less for patterns within "
         "a day)",
+    )  # fmt: skip
+    tv.add_argument(
+        "--interval", default="prediction", choices=("prediction", "mean"),
+        help="the interval for the value on the day (prediction, default) or for the "
+        "models' mean there, without the day's own deviation (mean)",
     )  # fmt: skip
     tv.add_argument(
         "--compact-dates", default=None, choices=("date", "days"),

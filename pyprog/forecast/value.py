@@ -13,20 +13,28 @@ it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evalu
    ``time_feature="auto"``, with a reward model that sees the time and with one that does
    not), and the one whose chosen model predicts held-out stretches of the log better
    (lower cross-validation error: all estimate the same V_t, so the lower error is the
-   lower noise) is used.
-2. **A forecaster in time** (:mod:`pyprog.offpolicy.time_selection`): the rounds are
-   gathered into one-day bins, and a model of :mod:`pyprog.offpolicy.time_models` (the
-   constant, a trend, a persistent step, a yearly season or blocks of the year, each with
-   or without the day of the week) is chosen by blocked cross-validation in time behind a
-   drift gate, then evaluated at the target.
-3. **An interval** from a wild bootstrap that repeats the choice in every draw, widened to
-   hold every plausible model's own noise interval (models the log cannot rank below the
-   best, which may forecast otherwise). By the orthogonality of cross-fitted DR
-   (Chernozhukov et al. 2018), the reward model's fitting error enters the estimate only
-   at second order, so the pseudo-outcomes' own variability carries it to first order.
+   lower noise) is used. The direct term is pooled unless the contexts drift
+   (:func:`pyprog.value.drifts` on its context part).
+2. **The value in time** (:class:`pyprog.value.ModelAverage`): the rounds are gathered
+   into one-day bins, and each candidate model of the value in time (the constant, a
+   trend, a persistent step, a yearly season or blocks of the year, each with or without
+   the day of the week) is a mixed model whose every term has its own variance chosen
+   from the log (REML), so weak effects are shrunk rather than switched on or off; the
+   forecast averages the candidates weighted by their evidence (Bayesian model
+   averaging), and is linear in the bins.
+3. **A prediction interval** (``interval="prediction"``, the default) for the value on the
+   target day (or the window's average): the mixture of the candidates' predictive
+   normals, each with its coefficients' uncertainty at the target, the day's own
+   deviation that no model explains (its variance estimated from the log: the excess of
+   the daily estimates' spread over their noise; shrinking as 1/L over a window of L
+   days), and the pooled direct term's sampling error, which every bin shares.
+   ``interval="mean"`` leaves out the day's own deviation (the interval for the models'
+   mean). By the orthogonality of cross-fitted DR (Chernozhukov et al. 2018), the reward
+   model's fitting error enters the estimate only at second order, so the
+   pseudo-outcomes' own variability carries it to first order.
 
-How far ahead: the chosen model is extrapolated on its own terms (a season repeats, a
-trend continues, the level after a step persists), which a log cannot test beyond its own
+How far ahead: each model is extrapolated on its own terms (a season repeats, a trend
+continues, the level after a step persists), which a log cannot test beyond its own
 length. Targets further past the log's end than the log is long (``max_horizon``, default
 the log's span) are a :class:`~pyprog.forecast.forecasters.ForecastError` that says so.
 
@@ -45,7 +53,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.intervals import check_n_boot
 from pyprog.forecast.log_columns import column as _column
 from pyprog.forecast.log_columns import column_names as _names
 from pyprog.forecast.log_columns import log_columns as _columns
@@ -53,7 +60,7 @@ from pyprog.forecast.log_columns import numbers_of as _numbers
 from pyprog.forecast.log_columns import target_time as _target_time
 from pyprog.forecast.log_columns import time_values
 from pyprog.forecast.rounds_csv import read_rounds_csv, shorten
-from pyprog.offpolicy.estimates import round_estimates
+from pyprog.offpolicy.estimates import RoundEstimates, round_estimates
 from pyprog.offpolicy.rounds import (
     check_action_dist,
     check_rounds,
@@ -61,8 +68,9 @@ from pyprog.offpolicy.rounds import (
     policy_action_dist,
 )
 from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
-from pyprog.offpolicy.time_selection import choose_time_model
 from pyprog.offpolicy.time_terms import TimeModel, as_time_model
+from pyprog.value import ModelAverage, bin_noise, drifts
+from pyprog.value.averaging import MIN_BINS
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
@@ -84,7 +92,7 @@ class ValueForecast:
         The interval's ends at level 1 − ``alpha`` (None when ``alpha`` is None).
     alpha : float or None
     model : str
-        The chosen forecaster in time, e.g. ``"const+season(365.25D,k=1)"``.
+        The candidate with the highest weight, e.g. ``"const+season(365.25D,k=1)"``.
     estimator : str
         The per-round estimator used: ``"dr"``, ``"is"``, ``"snis"`` or ``"dm"``.
     target : tuple
@@ -94,10 +102,13 @@ class ValueForecast:
     n_rounds, n_bins : int
         Rounds in the log, and the one-day (``bin_width``) bins they fill.
     se : float
-        The chosen model's noise-only standard error (HC2), for reference; the interval
-        is the bootstrap's, widened to the plausible models' noise intervals.
-    scores : dict
-        Cross-validation score of every eligible candidate model (lower is better).
+        The standard deviation of the forecast's predictive mixture (of ``interval``'s
+        kind); the interval is the mixture's quantiles, not ± a multiple of it.
+    interval : str
+        ``"prediction"`` (the value on the day, or the window's average) or ``"mean"``
+        (the models' mean there, without the day's own deviation).
+    weights : dict
+        Every candidate's weight in the average (they sum to 1).
     """
 
     value: float
@@ -111,7 +122,8 @@ class ValueForecast:
     n_rounds: int
     n_bins: int
     se: float
-    scores: dict = field(default_factory=dict, repr=False)
+    interval: str = "prediction"
+    weights: dict = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict:
         """A JSON-ready summary (dates as days since 1970-01-01 UTC)."""
@@ -127,14 +139,18 @@ class ValueForecast:
             "n_rounds": self.n_rounds,
             "n_bins": self.n_bins,
             "se": self.se,
+            "interval": self.interval,
         }
 
     def __str__(self) -> str:
         interval = "" if self.low is None else f" [{self.low:.4g}, {self.high:.4g}]"
-        level = "" if self.alpha is None else f" ({(1 - self.alpha) * 100:g}% interval)"
+        level = (
+            "" if self.alpha is None
+            else f" ({(1 - self.alpha) * 100:g}% {self.interval} interval)"
+        )  # fmt: skip
         return (
             f"value {self.value:.4g}{interval}{level} at {self.horizon:.4g} days ahead; "
-            f"model {self.model}, estimator {self.estimator}, {self.n_rounds} rounds"
+            f"top model {self.model}, estimator {self.estimator}, {self.n_rounds} rounds"
         )
 
 
@@ -161,7 +177,7 @@ def forecast_value(
     bin_width: float = 1.0,
     max_horizon: float | None = None,
     alpha: float | None = 0.1,
-    n_boot: int = 400,
+    interval: str = "prediction",
     random_state=0,
 ):
     """Forecast a policy's value at a future time from timestamped contextual-bandit rounds.
@@ -194,7 +210,7 @@ def forecast_value(
     estimator : {"auto", "dr", "is", "snis", "dm"}
         Per-round estimates; "auto" (default) chooses DR or IS (module docstring).
     models : list of TimeModel or terms, optional
-        The forecasters in time to choose among; default
+        The candidate models of the value in time, averaged; default
         :func:`pyprog.offpolicy.time_candidates.default_time_models`.
     reward_model : scikit-learn-style regressor, optional
         q̂ for DR and DM; default :class:`pyprog.offpolicy.ActionRidge`.
@@ -209,18 +225,19 @@ def forecast_value(
         DR's and DM's direct term averaged over every logged context (as OPFV's), not
         round i's own. "auto" (default): pooled when the reward model is affine in its
         inputs (the default is) and the contexts' part of the direct term does not drift
-        (the drift gate of the choice finds no model better than the constant); the
-        result's ``estimator`` then reads "dr-pooled".
+        (:func:`pyprog.value.drifts`: no candidate beats the constant by a Bayes factor
+        of 20); the result's ``estimator`` then reads "dr-pooled".
     bin_width : float
         Days per bin (default 1); use less for patterns within a day.
     max_horizon : float, optional
         The furthest target, in days after the log's last round; default the log's span.
     alpha : float or None
         1 − the interval's level (default 0.1: 90 %); None: no interval.
-    n_boot : int
-        Bootstrap draws (>= 100).
+    interval : {"prediction", "mean"}
+        "prediction" (default): for the value on the target day (a window's average);
+        "mean": for the models' mean there, without the day's own deviation.
     random_state : None, int or numpy.random.Generator
-        Cross-fitting folds and bootstrap draws.
+        The reward model's cross-fitting folds.
 
     Returns
     -------
@@ -231,7 +248,7 @@ def forecast_value(
     ValueError
         Bad input, naming the argument (or the column) and what is allowed.
     ForecastError
-        A target further ahead than ``max_horizon``, or a log too short to choose a model.
+        A target further ahead than ``max_horizon``, or a log in fewer than 30 bins.
 
     Examples
     --------
@@ -248,7 +265,7 @@ def forecast_value(
     >>> f.model, round(f.value, 1), f.low < 2.0 < f.high
     ('const+season(365.25D,k=1)', 2.0, True)
     """
-    _check_options(alpha, n_boot, bin_width, max_horizon, random_state)  # before any reading
+    _check_options(alpha, interval, bin_width, max_horizon, random_state)  # before any reading
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)
@@ -351,8 +368,8 @@ def forecast_value(
         at_log = check_support(at_log, rounds)
         varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
 
-    def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, np.ndarray]:
-        """(label, per-round values): pooled ("dr-pooled") when allowed and the contexts hold."""
+    def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
+        """(label, per-round estimates): pooled ("dr-pooled") when allowed and the contexts hold."""
         pool = kind in ("dr", "dm") and pool_contexts is not False and bool(affine)
         while True:
             est = round_estimates(
@@ -361,7 +378,7 @@ def forecast_value(
                 n_actions=n_actions, pool_contexts=pool, random_state=random_state,
             )  # fmt: skip
             if not (pool and pool_contexts == "auto") or not _contexts_drift(est, bin_width):
-                return (kind + "-pooled" if pool else kind), est.values
+                return (kind + "-pooled" if pool else kind), est
             pool = False  # the contexts drift: each round's own context
 
     # the reward model's time inputs; "auto": with and without, and the backtest chooses
@@ -372,57 +389,38 @@ def forecast_value(
     kinds = list(AUTO_ESTIMATORS) if name == "auto" else [name]
 
     def every_estimate(dist: np.ndarray) -> dict:
-        """Each kind's per-round values by label, DR and DM once per time input of q̂."""
+        """Each kind's per-round estimates by label, DR and DM once per time input of q̂."""
         out = {}
         for k in kinds:
             for suffix, phi in phis.items() if k in ("dr", "dm") else [("", None)]:
-                label, values = estimates(k, dist, phi)
-                out[label + suffix] = values
+                label, est = estimates(k, dist, phi)
+                out[label + suffix] = est
         return out
 
     cand_models = None if models is None else [_as_model(m) for m in models]
 
-    def forecast(group, values_by_kind) -> list[ValueForecast]:
-        best = None
-        for kind, values in values_by_kind.items():
-            binned = bin_estimates(values, rounds.times, bin_width)
-            t0, t1 = binned.span
-
-            def rows(model: TimeModel, t0=t0, t1=t1) -> np.ndarray:
-                return np.vstack([
-                    model.design(np.array([g[1]]), t0, t1)[0] if g[0] == "at"
-                    else model.window(g[1], g[2], t0, t1, 10_000)
-                    for g in group
-                ])  # fmt: skip
-
-            try:  # the choice first; the bootstrap only for the estimator kept
-                choice = choose_time_model(
-                    binned, rows, models=cand_models, alpha=None, random_state=random_state
-                )
-            except ValueError as exc:
-                raise ForecastError(str(exc)) from None
-            score = choice.scores[choice.best]
-            if best is None or score < best[0]:
-                best = (score, kind, binned, rows)
-        _, kind, binned, rows = best
-        choice = choose_time_model(
-            binned, rows, models=cand_models, alpha=alpha, n_boot=n_boot,
-            random_state=random_state,
-        )  # fmt: skip
+    def forecast(group, estimates_by_kind) -> list[ValueForecast]:
+        # the estimator whose bins the averaged model predicts best in held-out stretches
+        fits = {k: _average(est, bin_width, cand_models) for k, est in estimates_by_kind.items()}
+        kind = min(fits, key=lambda k: fits[k].cv_score()) if len(fits) > 1 else next(iter(fits))
+        avg = fits[kind]
+        value, low, high = avg.predict(group, alpha, kind=interval)
+        sd = avg.sd(group, kind=interval)
         return [
             ValueForecast(
-                value=float(choice.value[j]),
-                low=None if choice.low is None else float(choice.low[j]),
-                high=None if choice.high is None else float(choice.high[j]),
+                value=float(value[j]),
+                low=None if low is None else float(low[j]),
+                high=None if high is None else float(high[j]),
                 alpha=None if alpha is None else float(alpha),
-                model=choice.models[j],
+                model=avg.top,
                 estimator={"ips": "is", "ipw": "is", "snipw": "snis"}.get(kind, kind),
                 target=goal,
                 horizon=float(goal[-1] - t_last),
                 n_rounds=int(n),
-                n_bins=binned.m,
-                se=float(choice.se[j]),
-                scores=choice.scores,
+                n_bins=avg.binned.m,
+                se=float(sd[j]),
+                interval=interval,
+                weights=avg.weights,
             )
             for j, goal in enumerate(group)
         ]
@@ -437,7 +435,7 @@ def forecast_value(
     return out if many else out[0]
 
 
-def _check_options(alpha, n_boot, bin_width, max_horizon, random_state) -> None:
+def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> None:
     """The numeric options, each a ValueError naming it (before the log is read)."""
 
     def real(x) -> bool:
@@ -445,8 +443,8 @@ def _check_options(alpha, n_boot, bin_width, max_horizon, random_state) -> None:
 
     if alpha is not None and not (real(alpha) and 0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1) or None; got {shorten(alpha)}")
-    if alpha is not None:
-        check_n_boot(n_boot)
+    if interval not in ("prediction", "mean"):
+        raise ValueError(f"interval must be 'prediction' or 'mean'; got {shorten(interval)}")
     seeds = (numbers.Integral, np.random.Generator, np.random.SeedSequence)
     if not (random_state is None or isinstance(random_state, seeds)) or isinstance(
         random_state, bool
@@ -464,20 +462,25 @@ def _check_options(alpha, n_boot, bin_width, max_horizon, random_state) -> None:
 
 
 def _contexts_drift(est, bin_width: float) -> bool:
-    """Whether the direct term's context part drifts in time (then pooling would bias).
-
-    The same choice as the value's, without an interval, on the bins' means of
-    Σ_a π_e(a|x_i) q̂(x_i, 0, a): a drift when the gate lets a model other than the
-    constant through (or when the log is too short to tell).
-    """
-    part = bin_estimates(est.context_part, est.times, bin_width)
-    try:
-        choice = choose_time_model(
-            part, lambda model: model.design(np.array([part.span[1]]), *part.span), alpha=None
-        )
-    except ValueError:
+    """Whether the direct term's context part drifts in time (then pooling would bias):
+    :func:`pyprog.value.drifts` on Σ_a π_e(a|x_i) q̂(x_i, 0, a), and a drift when the
+    log is in too few bins to tell."""
+    if bin_estimates(est.context_part, est.times, bin_width).m < MIN_BINS:
         return True
-    return choice.models[0] != "const"
+    return drifts(est.context_part, est.times, bin_width)
+
+
+def _average(est: RoundEstimates, bin_width: float, models) -> ModelAverage:
+    """The model average on one estimator's bins; a pooled direct term's sampling
+    variance, var(context part)/n, is the error every bin shares."""
+    binned = bin_estimates(est.values, est.times, bin_width)
+    if binned.m < MIN_BINS:
+        raise ForecastError(
+            f"the log has {binned.m} time bins of {bin_width:g} days; a forecast in time "
+            f"needs at least {MIN_BINS}: use narrower bins or a longer log"
+        )
+    shared = 0.0 if est.context_part is None else float(np.var(est.context_part) / est.values.size)
+    return ModelAverage(binned, bin_noise(est.values, est.times, binned), models, shared)
 
 
 def _policy_time(goal: tuple) -> float:

@@ -96,7 +96,9 @@ def default_time_models(t0: float, t1: float) -> list[TimeModel]:
     """The default candidates for a log spanning [t0, t1] days.
 
     Bases: the constant; a linear trend; a step (the level after τ persists) at τ = t0 +
-    j/16 of the span, j = 2..14; and, when the log covers at least 11/12 of a year, a
+    j/32 of the span, j = 4..28 (about every 11 days of a year: a step between two
+    coarser positions was drawn better by 16 blocks of the year, which then forecast its
+    return); and, when the log covers at least 11/12 of a year, a
     yearly season with 1-3 harmonics and 2, 4, 8 or 16 blocks of the year. Each base also
     with the day of the week added when the log covers at least two weeks.
 
@@ -105,11 +107,11 @@ def default_time_models(t0: float, t1: float) -> list[TimeModel]:
     >>> [m.name for m in default_time_models(0.0, 10.0)][:3]
     ['const', 'const+trend', 'const+step(1.25)']
     >>> len(default_time_models(0.0, 365.0))
-    44
+    68
     """
     span = t1 - t0
     bases = [TimeModel(()), TimeModel((trend(),))]
-    bases += [TimeModel((step(t0 + j * span / 16),)) for j in range(2, 15)]
+    bases += [TimeModel((step(t0 + j * span / 32),)) for j in range(4, 29)]
     if span >= YEAR * 11 / 12:
         bases += [TimeModel((season(YEAR, k),)) for k in (1, 2, 3)]
         bases += [TimeModel((blocks(PeriodBlocks(YEAR, b)),)) for b in (2, 4, 8, 16)]

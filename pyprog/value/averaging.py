@@ -4,15 +4,17 @@ One model with every effect in (:class:`pyprog.value.ValueModel`) shares the fit
 readings a one-year log cannot tell apart (the yearly pattern that comes back, the trend
 or the level that persists), and forecasts a blend of them no reading supports. Here each
 candidate of :func:`pyprog.offpolicy.default_time_models` (the constant, a trend, a step
-at one of 13 times, a yearly season of 1-3 harmonics, 2-16 blocks of the year, each with
+at one of 25 times, a yearly season of 1-3 harmonics, 2-16 blocks of the year, each with
 and without the day of the week) is a mixed model of its own (:mod:`.reml`): every term
 with its own variance, so an effect is shrunk rather than switched on or off. Model k has
 the weight (Bayesian model averaging, Hoeting et al. 1999)
 
-    w_k ∝ ∫ L_R(θ | M_k) p(θ) dθ,
+    w_k ∝ π_k ∫ L_R(θ | M_k) p(θ) dθ,
 
-its restricted likelihood integrated over its standard deviations θ under half-Cauchy
-priors of scale c = sd(ȳ) (:meth:`MixedModel.log_evidence`). That integral is the Occam
+the prior π_k equal for each family of candidates (the steps at 25 times are one family,
+:func:`family`) and shared by its members, times its restricted likelihood integrated
+over its standard deviations θ under half-Cauchy priors of scale c = sd(ȳ)
+(:meth:`MixedModel.log_evidence`). That integral is the Occam
 factor: on a one-year log the trend and 16 blocks of the year draw a trend alike, the
 trend's one variance costs less prior mass, so its reading of the future wins unless the
 data say otherwise; an effect the log does not show costs the prior mass it rules out.
@@ -38,12 +40,12 @@ import scipy.special
 from threadpoolctl import threadpool_limits
 
 from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
-from pyprog.offpolicy.time_terms import Blocks, TimeModel
+from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel
 from pyprog.value.bins import bin_noise
 from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel, Solved
 
-__all__ = ["ModelAverage", "TermEffect", "drifts"]
+__all__ = ["ModelAverage", "TermEffect", "drifts", "family"]
 
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
@@ -154,7 +156,7 @@ class ModelAverage:
         models = default_time_models(self.t0, self.t1) if models is None else list(models)
         with threadpool_limits(1, user_api="blas"):  # small solves: threads only thrash
             self.fits = [self._fit(model) for model in models]
-        log_w = np.array([f.log_evidence for f in self.fits])
+        log_w = np.array([f.log_evidence for f in self.fits]) + _log_prior(models)
         self.w = np.exp(log_w - scipy.special.logsumexp(log_w))
 
     def _fit(self, model: TimeModel) -> _Fitted:
@@ -291,6 +293,19 @@ def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     binned = bin_estimates(values, times, width)
     avg = ModelAverage(binned, bin_noise(values, times, binned))
     return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))
+
+
+def family(model: TimeModel) -> str:
+    """The model's name with each step's time left out: the steps at different times are
+    one reading of the log (a level that shifts once and persists)."""
+    return "+".join(["const"] + ["step" if isinstance(t, Step) else t.name for t in model.terms])
+
+
+def _log_prior(models: list[TimeModel]) -> np.ndarray:
+    """Equal prior mass per family, shared equally by its members: (K,)."""
+    names = [family(m) for m in models]
+    counts = {name: names.count(name) for name in names}
+    return -np.log(len(counts)) - np.log([counts[name] for name in names])
 
 
 def _checked_kind(kind) -> str:

@@ -76,17 +76,12 @@ API_MODULES = {
         "pyprog.offpolicy.time_terms",
         "pyprog.offpolicy.time_models",
         "pyprog.offpolicy.time_candidates",
-        "pyprog.offpolicy.drift_test",
-        "pyprog.offpolicy.time_cv",
-        "pyprog.offpolicy.time_twins",
-        "pyprog.offpolicy.time_selection",
     ],
     "value": [
         "pyprog.value",
         "pyprog.value.bins",
         "pyprog.value.effects",
         "pyprog.value.reml",
-        "pyprog.value.model",
         "pyprog.value.averaging",
     ],
     "learn": [

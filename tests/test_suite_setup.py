@@ -30,8 +30,6 @@ def test_blas_runs_one_thread_here_and_in_subprocesses():
 #: Test files whose slow-marked tests left the default suite for its time (issue 48).
 MOVED_TO_CI = [
     "tests/test_offpolicy_mc.py",
-    "tests/test_drift_test.py",
-    "tests/test_forecast_value.py",
 ]
 
 

@@ -78,13 +78,32 @@ def log_of(gen: YearOfRounds, n: int, seed: int, horizons=None) -> tuple[dict, d
     return d, frame, d["times"].max() + ahead
 
 
+#: The forecasts of the cascade issue 47 replaced, on the same logs (seed 0, logs 0-9 at
+#: 1,000 and 10,000 rounds): ``tests/data/cascade_mc.json``.
+CASCADE = Path(__file__).parent / "data" / "cascade_mc.json"
+
+
+def cascade_of(key: str, n: int, seed: int) -> dict:
+    """The cascade's value, low and high on this log when they were recorded, else {}."""
+    if not hasattr(cascade_of, "logs"):
+        cascade_of.logs = json.loads(CASCADE.read_text())["logs"] if CASCADE.exists() else {}
+    rows = cascade_of.logs.get(f"{key}|{n}|{seed}")
+    if rows is None:
+        return {}
+    value, low, high = (list(col) for col in zip(*rows, strict=True))
+    return {"cascade": value, "cascade_low": low, "cascade_high": high}
+
+
 def one_log(
     gen: YearOfRounds, shape: str, n: int, seed: int, horizons=None, baselines: bool = True
 ) -> dict:
     """One log and its targets: ``horizons`` days after its last round (default 8 drawn
-    uniformly in 1-360); ``baselines=False`` skips OPFV and DR (pyprog's forecasts only)."""
+    uniformly in 1-360); ``baselines=False`` skips OPFV and DR (pyprog's forecasts only).
+    The cascade's recorded forecasts are attached when the log has them."""
     d, frame, targets = log_of(gen, n, seed, horizons)
     out = {"truth": gen.value(targets).tolist()}
+    if horizons is None:
+        out.update(cascade_of(shape_key(shape, {"step_at": gen.step_at}), n, seed))
     try:
         res = forecast_value(frame, d["action_dist"], at=list(targets), random_state=seed)
         out["value"] = [r.value for r in res]
@@ -157,15 +176,21 @@ def summarise(logs: list[dict]) -> dict:
     """Per-method MSE, pyprog's paired comparisons, coverage, width and refusals."""
     kept = [g for g in logs if "refused" not in g]
     L = len(kept)
-    names = ("value", "opfv", "opfv_true", "dr")
+    names = ("value", "opfv", "opfv_true", "dr", "cascade")
     per_log = {name: per_log_mse(kept, name) for name in names if kept and name in kept[0]}
     out = {"logs": len(logs), "refused": len(logs) - L,
-           "mse": {k: float(v.mean()) for k, v in per_log.items()}}  # fmt: skip
-    for other in ("opfv", "opfv_true", "dr"):
+           "mse": {k: float(v.mean()) for k, v in per_log.items()},
+           "mse_se": {k: float(v.std(ddof=1) / np.sqrt(L)) if L > 1 else float("nan")
+                      for k, v in per_log.items()}}  # fmt: skip
+    for other in ("opfv", "opfv_true", "dr", "cascade"):
         if other in per_log and L > 1:
             out[f"vs_{other}"] = paired(per_log["value"], per_log[other])
     if L:
         out.update(coverage_summary(kept)[1])
+        if "cascade" in kept[0]:
+            old = [{"truth": g["truth"], "low": g["cascade_low"], "high": g["cascade_high"]}
+                   for g in kept]  # fmt: skip
+            out["cascade_coverage"] = coverage_summary(old)[1]["coverage"]
         models = {}
         for g in kept:
             models[g["model"][0]] = models.get(g["model"][0], 0) + 1

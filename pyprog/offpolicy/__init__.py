@@ -12,15 +12,13 @@ their weights and their times. From timestamped contextual-bandit rounds
   a future time, with a known time feature or one chosen from the data (:mod:`.future`);
 * time features φ(t): :class:`PeriodBlocks`, :func:`DayOfWeek`, :class:`Crossed`
   (:mod:`.time_features`);
-* :func:`time_forecast` — forecasters in time, least squares on a sum of :func:`trend`,
+* :func:`time_forecast` — one forecaster in time, least squares on a sum of :func:`trend`,
   :func:`season` (a stated period) and :func:`blocks` (a time feature) evaluated at a
   future time or over a window, linear in the estimates (ζ returned) with an HC2 standard
   error (:mod:`.time_models`; the terms in :mod:`.time_terms`); :func:`step` a
   persistent level shift;
-* :func:`choose_time_model` — the choice among them by blocked cross-validation in time,
-  with a wild-bootstrap interval that repeats the choice (:mod:`.time_selection`), on
-  rounds gathered into day bins (:func:`bin_estimates`); the candidates and the bins in
-  :mod:`.time_candidates`.
+* the rounds gathered into day bins (:func:`bin_estimates`) and the candidate models
+  (:func:`default_time_models`) that :mod:`pyprog.value` averages (:mod:`.time_candidates`).
 
 Inputs are checked once here (:mod:`.rounds`); errors name the argument.
 """
@@ -33,7 +31,6 @@ from pyprog.offpolicy.rounds import as_days
 from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
 from pyprog.offpolicy.time_features import Crossed, DayOfWeek, PeriodBlocks
 from pyprog.offpolicy.time_models import TimeForecast, time_forecast
-from pyprog.offpolicy.time_selection import TimeChoice, choose_time_model
 from pyprog.offpolicy.time_terms import (
     Blocks,
     Season,
@@ -61,14 +58,12 @@ __all__ = [
     "RoundEstimates",
     "Season",
     "Step",
-    "TimeChoice",
     "TimeForecast",
     "TimeModel",
     "Trend",
     "as_days",
     "bin_estimates",
     "blocks",
-    "choose_time_model",
     "cross_fit",
     "default_time_models",
     "opfv",

@@ -1,9 +1,9 @@
-"""What the choice in time chooses from: the rounds gathered into time bins, and the candidates.
+"""What the model of the value in time is fit to: the rounds in time bins, and the candidates.
 
 :func:`bin_estimates` gathers per-round estimates into bins of a day (or any width), so that
-the choice of :mod:`.time_selection` costs by bins, not rounds; :func:`default_time_models`
-lists the forecasters in time it chooses among, and :func:`default_reward_time_model` the
-time inputs of the reward model.
+the model average of :mod:`pyprog.value` costs by bins, not rounds;
+:func:`default_time_models` lists the candidates it averages, and
+:func:`default_reward_time_model` the time inputs of the reward model.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ The standard error is heteroskedasticity-robust (HC2, MacKinnon & White 1985):
 se² = Σ ζ_i² ξ̂_i² / (1 − h_i), ξ̂ the residuals and h_i the leverages. The interval
 f ± z_{1−α/2} se is **noise-only**: it assumes the model is right (the truth is in the span
 of the terms, at the target too); it does not include misspecification, extrapolation
-error or model selection (:mod:`.time_selection` chooses a model and bootstraps that).
+error or model selection (:class:`pyprog.value.ModelAverage` averages the candidates, each
+shrunk, with a prediction interval).
 
 References
 ----------

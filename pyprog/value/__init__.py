@@ -1,51 +1,38 @@
-"""The value in time by shrinkage (experimental; not yet used by ``forecast_value``).
+"""The value in time: the rounds path's model of a policy's value on future dates.
 
-The rounds path's forecaster in time, being rebuilt (issue 47): in place of choosing one
-of 44 least-squares models behind gates, mixed models of the binned per-round estimates
-in which every effect (trend, steps, yearly seasons, blocks of the year, the day of the
-week) has its own variance chosen from the log by restricted maximum likelihood, so weak
-effects are shrunk rather than switched on or off, with prediction intervals that carry
-the day's own deviation. Two forms are measured side by side: one model with every effect
-in, and an average over the 44 candidates each as such a model, weighted by evidence.
+From per-round estimates gathered into day bins (:func:`pyprog.offpolicy.bin_estimates`),
+every candidate model of the value in time (the constant, a trend, a persistent step, a
+yearly season, blocks of the year, each with and without the day of the week) is a mixed
+model in which each term has its own variance chosen from the log by restricted maximum
+likelihood, so weak effects are shrunk rather than switched on or off; the forecast
+averages the candidates weighted by their evidence, and its prediction interval carries
+what no candidate explains (the day's own deviation) and what every bin shares (the
+pooled direct term's sampling error). :func:`pyprog.forecast_value` calls it.
 
-* :mod:`.effects` — the effects' columns, window averages and unseen future increments;
-* :mod:`.reml` — the mixed model's variance components (penalised REML, analytic gradient);
 * :mod:`.bins` — :func:`bin_noise`, the bins' noise variances;
-* :mod:`.model` — :class:`ValueModel`, one model with every effect: fit, forecast
-  (linear in the bins: ζ), prediction intervals by a parametric bootstrap;
+* :mod:`.effects` — an effect's columns and window averages (:class:`LevelsEffect`);
+* :mod:`.reml` — :class:`MixedModel`: the variance components (penalised REML, analytic
+  gradient) and the evidence integrated over them;
 * :mod:`.averaging` — :class:`ModelAverage`: Bayesian model averaging of the candidates,
-  each a mixed model; prediction intervals from the mixture of their predictives;
+  prediction intervals from the mixture of their predictives, a blocked-CV score;
   :func:`drifts`, whether values drift in time (a Bayes factor against the constant).
 
-May import :mod:`pyprog.offpolicy` (the bins, the time features) and below; the
-forecasting layer above it will call it. Its measured state is in the guide
-``docs/guides/value-model.md``.
+May import :mod:`pyprog.offpolicy` (the bins, the time terms and features) and below; the
+measured evidence is in the guide ``docs/guides/value-model.md``.
 """
 
-from pyprog.value.averaging import ModelAverage, TermEffect, drifts
+from pyprog.value.averaging import ModelAverage, TermEffect, drifts, reading
 from pyprog.value.bins import bin_noise
-from pyprog.value.effects import (
-    Effect,
-    LevelsEffect,
-    LevelWalk,
-    SeasonEffect,
-    TrendEffect,
-    default_effects,
-)
-from pyprog.value.model import ValueModel
+from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel
 
 __all__ = [
     "Effect",
-    "LevelWalk",
     "LevelsEffect",
     "MixedModel",
     "ModelAverage",
-    "SeasonEffect",
     "TermEffect",
-    "TrendEffect",
-    "ValueModel",
     "bin_noise",
-    "default_effects",
     "drifts",
+    "reading",
 ]

@@ -1,6 +1,7 @@
 """The value in time as an average over shrinkage models, weighted by their evidence.
 
-One model with every effect in (:class:`pyprog.value.ValueModel`) shares the fit between
+One model with every effect in (a trend, a walk of the level, seasons, blocks of the year
+and the day of the week side by side; docs/guides/value-model.md) shares the fit between
 readings a one-year log cannot tell apart (the yearly pattern that comes back, the trend
 or the level that persists), and forecasts a blend of them no reading supports. Here each
 candidate of :func:`pyprog.offpolicy.default_time_models` (the constant, a trend, a step
@@ -11,10 +12,13 @@ the weight (Bayesian model averaging, Hoeting et al. 1999)
 
     w_k ∝ π_k ∫ L_R(θ | M_k) p(θ) dθ,
 
-the prior π_k equal for each family of candidates (the steps at 25 times are one family,
-:func:`family`) and shared by its members, times its restricted likelihood integrated
-over its standard deviations θ under half-Cauchy priors of scale c = sd(ȳ)
-(:meth:`MixedModel.log_evidence`). That integral is the Occam
+the prior π_k equal for each reading of the future (flat, persists, continues, returns:
+:func:`reading`) and shared by its candidates (a prior per candidate gave the 25 steps
+most of the mass and drew a sinusoid at 1,000 rounds as a step; one per family of terms
+gave two blocks of the year 25 times the mass of the step they cannot be told from, and
+covered a step at half the year 0.51 at 10,000 rounds: docs/guides/value-model.md), times
+its restricted likelihood integrated over its standard deviations θ under half-Cauchy
+priors of scale c = sd(ȳ) (:meth:`MixedModel.log_evidence`). That integral is the Occam
 factor: on a one-year log the trend and 16 blocks of the year draw a trend alike, the
 trend's one variance costs less prior mass, so its reading of the future wins unless the
 data say otherwise; an effect the log does not show costs the prior mass it rules out.
@@ -40,12 +44,13 @@ import scipy.special
 from threadpoolctl import threadpool_limits
 
 from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
-from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel
+from pyprog.offpolicy.time_features import DayOfWeek
+from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel, Trend
 from pyprog.value.bins import bin_noise
 from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel, Solved
 
-__all__ = ["ModelAverage", "TermEffect", "drifts", "family"]
+__all__ = ["ModelAverage", "TermEffect", "drifts", "reading"]
 
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
@@ -295,15 +300,32 @@ def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))
 
 
-def family(model: TimeModel) -> str:
-    """The model's name with each step's time left out: the steps at different times are
-    one reading of the log (a level that shifts once and persists)."""
-    return "+".join(["const"] + ["step" if isinstance(t, Step) else t.name for t in model.terms])
+def reading(model: TimeModel) -> str:
+    """What the model says of the future beyond the log: "flat", "persists" (a step),
+    "continues" (a trend), "returns" (a season or blocks of a period), or their sum.
+
+    The day of the week says nothing of it (every reading holds it or not), so it is left
+    out. The prior gives each reading the same mass, shared by its candidates: 25 step
+    times are one reading, as are the three seasons and four blocks of the year.
+
+    Examples
+    --------
+    >>> from pyprog.offpolicy import DayOfWeek, blocks, step
+    >>> reading(TimeModel((step(100.0), blocks(DayOfWeek()))))
+    'persists'
+    """
+    kinds = set()
+    for term in model.terms:
+        if isinstance(term, Blocks) and term.feature == DayOfWeek():
+            continue
+        kinds.add("persists" if isinstance(term, Step) else
+                  "continues" if isinstance(term, Trend) else "returns")  # fmt: skip
+    return "+".join(sorted(kinds)) or "flat"
 
 
 def _log_prior(models: list[TimeModel]) -> np.ndarray:
-    """Equal prior mass per family, shared equally by its members: (K,)."""
-    names = [family(m) for m in models]
+    """Equal prior mass per reading, shared equally by its candidates: (K,)."""
+    names = [reading(m) for m in models]
     counts = {name: names.count(name) for name in names}
     return -np.log(len(counts)) - np.log([counts[name] for name in names])
 

@@ -70,7 +70,7 @@ from pyprog.offpolicy.rounds import (
 from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
 from pyprog.offpolicy.time_terms import TimeModel, as_time_model
 from pyprog.value import ModelAverage, bin_noise, drifts
-from pyprog.value.averaging import MIN_BINS
+from pyprog.value.averaging import MIN_BINS, screening_models
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
@@ -400,10 +400,14 @@ def forecast_value(
     cand_models = None if models is None else [_as_model(m) for m in models]
 
     def forecast(group, estimates_by_kind) -> list[ValueForecast]:
-        # the estimator whose bins the averaged model predicts best in held-out stretches
-        fits = {k: _average(est, bin_width, cand_models) for k, est in estimates_by_kind.items()}
-        kind = min(fits, key=lambda k: fits[k].cv_score()) if len(fits) > 1 else next(iter(fits))
-        avg = fits[kind]
+        # the estimator whose bins a broad shrunk model predicts best in held-out stretches
+        # (all estimate the same V_t, so the lower error is the lower noise)
+        kind = next(iter(estimates_by_kind))
+        if len(estimates_by_kind) > 1:
+            scores = {k: _average(est, bin_width, "screen").cv_score()
+                      for k, est in estimates_by_kind.items()}  # fmt: skip
+            kind = min(scores, key=scores.get)
+        avg = _average(estimates_by_kind[kind], bin_width, cand_models)
         value, low, high = avg.predict(group, alpha, kind=interval)
         sd = avg.sd(group, kind=interval)
         return [
@@ -471,7 +475,8 @@ def _contexts_drift(est, bin_width: float) -> bool:
 
 
 def _average(est: RoundEstimates, bin_width: float, models) -> ModelAverage:
-    """The model average on one estimator's bins; a pooled direct term's sampling
+    """The model average on one estimator's bins (``models="screen"``: of
+    :func:`pyprog.value.averaging.screening_models`); a pooled direct term's sampling
     variance, var(context part)/n, is the error every bin shares."""
     binned = bin_estimates(est.values, est.times, bin_width)
     if binned.m < MIN_BINS:
@@ -480,6 +485,8 @@ def _average(est: RoundEstimates, bin_width: float, models) -> ModelAverage:
             f"needs at least {MIN_BINS}: use narrower bins or a longer log"
         )
     shared = 0.0 if est.context_part is None else float(np.var(est.context_part) / est.values.size)
+    if isinstance(models, str):  # "screen"
+        models = screening_models(*binned.span)
     return ModelAverage(binned, bin_noise(est.values, est.times, binned), models, shared)
 
 

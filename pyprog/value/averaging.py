@@ -43,14 +43,19 @@ import scipy.linalg
 import scipy.special
 from threadpoolctl import threadpool_limits
 
-from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_time_models
+from pyprog.offpolicy.time_candidates import (
+    Binned,
+    bin_estimates,
+    default_reward_time_model,
+    default_time_models,
+)
 from pyprog.offpolicy.time_features import DayOfWeek
 from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel, Trend
 from pyprog.value.bins import bin_noise
 from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel, Solved
 
-__all__ = ["ModelAverage", "TermEffect", "drifts", "reading"]
+__all__ = ["ModelAverage", "TermEffect", "drifts", "reading", "screening_models"]
 
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
@@ -278,9 +283,18 @@ class ModelAverage:
         return mean, low, high
 
 
+def screening_models(t0: float, t1: float) -> list[TimeModel]:
+    """A few broad candidates for questions cheaper than the forecast: the constant, each
+    term of :func:`pyprog.offpolicy.time_candidates.default_reward_time_model` (a trend,
+    16 blocks of the year, the day of the week, as the span allows) alone, and all of them
+    together (each shrunk: the broad model draws a step or a season too)."""
+    rich = default_reward_time_model(t0, t1)
+    return [TimeModel(()), *(TimeModel((term,)) for term in rich.terms), rich]
+
+
 def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
-    """Whether per-round values drift in time: the best candidate's evidence beats the
-    constant's by a Bayes factor of ``DRIFT_BAYES_FACTOR`` or more.
+    """Whether per-round values drift in time: a candidate of :func:`screening_models`
+    beats the constant's evidence by a Bayes factor of ``DRIFT_BAYES_FACTOR`` or more.
 
     Parameters
     ----------
@@ -296,7 +310,8 @@ def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     (False, True)
     """
     binned = bin_estimates(values, times, width)
-    avg = ModelAverage(binned, bin_noise(values, times, binned))
+    models = screening_models(*binned.span)
+    avg = ModelAverage(binned, bin_noise(values, times, binned), models)
     return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))
 
 

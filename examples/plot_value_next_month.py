@@ -10,9 +10,10 @@ items react to them differently.
 
 A new ε-greedy policy π_e is proposed. What will its value be on each day of February
 2024? :func:`pyprog.forecast_value` answers from the log alone: doubly robust per-round
-estimates, a forecaster in time chosen by cross-validation in time, and bootstrap
-intervals that repeat the choice. We compare with OPFV (Shimizu et al., KDD 2025) with its
-time feature chosen from the data, and with the truth, which the simulator knows.
+estimates, candidate models of the value in time each shrunk and averaged by their
+evidence, and prediction intervals for the value on each day. We compare with OPFV
+(Shimizu et al., KDD 2025) with its time feature chosen from the data, and with the
+truth, which the simulator knows.
 """
 
 import datetime as dt
@@ -86,7 +87,7 @@ def true_value(t: np.ndarray) -> np.ndarray:
 feb = [dt.datetime(2024, 2, d, 12) for d in range(1, 30)]
 res = pyprog.forecast_value(log, greedy(x), at=[d.isoformat() for d in feb])
 print(res[0])
-print("model:", res[0].model, "| estimator:", res[0].estimator)
+print("heaviest model:", res[0].model, "| estimator:", res[0].estimator)
 
 t_feb = np.array([r.target[1] for r in res])
 truth = true_value(t_feb)
@@ -104,7 +105,7 @@ print(f"RMSE over February: pyprog {np.sqrt(np.mean((value - truth) ** 2)):.3f},
 # ----
 
 fig, ax = plt.subplots(figsize=(8, 3.6))
-ax.fill_between(range(1, 30), low, high, alpha=0.25, label="pyprog 90 % interval")
+ax.fill_between(range(1, 30), low, high, alpha=0.25, label="pyprog 90 % prediction interval")
 ax.plot(range(1, 30), value, "o-", ms=3, label=f"pyprog ({res[0].model})")
 ax.plot(range(1, 30), opfv, "s", ms=3, color="tab:orange", label="OPFV, φ from data")
 ax.plot(range(1, 30), truth, "k--", lw=1, label="truth")

@@ -176,21 +176,27 @@ def summarise(logs: list[dict]) -> dict:
     """Per-method MSE, pyprog's paired comparisons, coverage, width and refusals."""
     kept = [g for g in logs if "refused" not in g]
     L = len(kept)
-    names = ("value", "opfv", "opfv_true", "dr", "cascade")
+    names = ("value", "opfv", "opfv_true", "dr")
     per_log = {name: per_log_mse(kept, name) for name in names if kept and name in kept[0]}
     out = {"logs": len(logs), "refused": len(logs) - L,
            "mse": {k: float(v.mean()) for k, v in per_log.items()},
            "mse_se": {k: float(v.std(ddof=1) / np.sqrt(L)) if L > 1 else float("nan")
                       for k, v in per_log.items()}}  # fmt: skip
-    for other in ("opfv", "opfv_true", "dr", "cascade"):
+    for other in ("opfv", "opfv_true", "dr"):
         if other in per_log and L > 1:
             out[f"vs_{other}"] = paired(per_log["value"], per_log[other])
+    old = [g for g in kept if "cascade" in g]  # the logs the cascade was recorded on
+    if len(old) > 1:
+        mine, theirs = per_log_mse(old, "value"), per_log_mse(old, "cascade")
+        out["cascade"] = {"logs": len(old), "mse": float(theirs.mean()),
+                          "value_mse": float(mine.mean()), "vs": paired(mine, theirs)}  # fmt: skip
     if L:
         out.update(coverage_summary(kept)[1])
-        if "cascade" in kept[0]:
-            old = [{"truth": g["truth"], "low": g["cascade_low"], "high": g["cascade_high"]}
-                   for g in kept]  # fmt: skip
-            out["cascade_coverage"] = coverage_summary(old)[1]["coverage"]
+        if len(old) > 1:
+            theirs = [{"truth": g["truth"], "low": g["cascade_low"], "high": g["cascade_high"]}
+                      for g in old]  # fmt: skip
+            out["cascade"]["coverage"] = coverage_summary(theirs)[1]["coverage"]
+            out["cascade"]["value_coverage"] = coverage_summary(old)[1]["coverage"]
         models = {}
         for g in kept:
             models[g["model"][0]] = models.get(g["model"][0], 0) + 1

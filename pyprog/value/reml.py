@@ -20,7 +20,6 @@ posterior mode. The gradient is analytic.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -265,10 +264,3 @@ class MixedModel:
         log_f = -(self._varied(theta, k, grid) - base)
         top = float(log_f.max())
         return top + float(np.log(scipy.integrate.trapezoid(np.exp(log_f - top), grid)))
-
-    def with_y(self, y: np.ndarray) -> MixedModel:
-        """The same design, noise and prior with other bin means (a bootstrap world)."""
-        out = copy.copy(self)
-        out.y = np.asarray(y, dtype=np.float64)
-        out._cache = None
-        return out

@@ -15,7 +15,9 @@ columns, W = diag(1/(σ² + τ²)) and J = diag(0 for β, 1 for v):
 (Henderson's mixed model equations; Harville 1977). Each s_k (and τ) has a half-Cauchy
 prior of scale ``prior_scale`` (Gelman 2006; Polson & Scott 2012): weakly informative,
 and proper (the REML likelihood of one column decays only as 1/s_k), so the fit is the
-posterior mode. The gradient is analytic.
+posterior mode (searched over the variances s_k², where 0 is no stationary point). The
+gradient is analytic. :meth:`MixedModel.log_evidence` integrates the likelihood over the
+standard deviations: the model's evidence, for averaging models (:mod:`.averaging`).
 """
 
 from __future__ import annotations

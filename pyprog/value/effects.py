@@ -29,7 +29,7 @@ WINDOW_POINTS = 2_000
 
 
 class Effect:
-    """A block of columns z(t) with one variance λ: subclass and give ``name``, ``columns``.
+    """A block of columns z(t) with one variance s²: subclass and give ``name``, ``columns``.
 
     ``window`` defaults to the average of ``columns`` on a grid of midpoints.
     """

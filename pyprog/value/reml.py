@@ -46,7 +46,7 @@ class Solved:
     scale : numpy.ndarray, shape (P,)
         S's diagonal.
     chol : tuple
-        ``scipy.linalg.cho_factor`` of M.
+        (L, True): M's lower Cholesky factor, as ``scipy.linalg.cho_solve`` takes it.
     g : numpy.ndarray, shape (P,)
         S Cᵀ W ȳ.
     gram, cy : numpy.ndarray, shape (P, P) and (P,)
@@ -117,23 +117,13 @@ class MixedModel:
         self.prior_scale = float(prior_scale)
         self._cache = None
 
-    def scale_of(self, theta: np.ndarray) -> np.ndarray:
-        return np.concatenate([[1.0], np.abs(theta[1:])])[self.owner]
-
     def solve(self, theta: np.ndarray) -> Solved:
         """The equations at θ = (τ, s_1..s_K), and the objective there."""
         theta = np.asarray(theta, dtype=np.float64)
-        w = 1.0 / (self.noise + theta[0] ** 2)
-        scale = self.scale_of(theta)
-        gram, cy, y_w_y = self._weighted(float(theta[0]), w)
-        M = gram * np.outer(scale, scale) + np.diag(self.prior)
-        chol = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
-        g = scale * cy
-        quad = float(y_w_y - g @ scipy.linalg.cho_solve(chol, g))
-        logdet = 2.0 * float(np.log(np.diag(chol[0])).sum())
-        m2 = float(-np.log(w).sum()) + logdet + quad
-        objective = 0.5 * m2 + float(np.log1p((theta / self.prior_scale) ** 2).sum())
-        return Solved(theta, scale, chol, g, gram, cy, w, objective)
+        w, scale, gram, cy, L, g, objective = self._equations(theta[None, :])
+        return Solved(
+            theta, scale[0], (L[0], True), g[0], gram[0], cy[0], w[0], float(objective[0])
+        )
 
     def _weighted(self, tau: float, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """CᵀWC, CᵀWȳ and ȳᵀWȳ at τ, kept for the last τ (the evidence's grids vary one
@@ -220,7 +210,12 @@ class MixedModel:
 
         Batched (one Cholesky call for the stack of M's), for the evidence's grids.
         """
-        thetas = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
+        return self._equations(np.atleast_2d(np.asarray(thetas, dtype=np.float64)))[-1]
+
+    def _equations(self, thetas: np.ndarray) -> tuple:
+        """The equations at each θ of ``thetas`` (G, K + 1), batched: W's diagonal (G, m),
+        S's (G, P), CᵀWC and CᵀWȳ (G or 1, P, P) and (G or 1, P), the Cholesky factor
+        of M (G, P, P), g (G, P) and the objective (G,)."""
         taus = thetas[:, 0]
         w = 1.0 / (self.noise[None, :] + taus[:, None] ** 2)  # (G, m)
         if np.all(taus == taus[0]):  # one τ: the weighted products once
@@ -238,7 +233,8 @@ class MixedModel:
         quad = y_w_y - np.einsum("gi,gi->g", g, np.linalg.solve(M, g[:, :, None])[:, :, 0])
         logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
         m2 = -np.log(w).sum(axis=1) + logdet + quad
-        return 0.5 * m2 + np.log1p((thetas / self.prior_scale) ** 2).sum(axis=1)
+        objective = 0.5 * m2 + np.log1p((thetas / self.prior_scale) ** 2).sum(axis=1)
+        return w, scale, gram, cy, L, g, objective
 
     def _varied(self, theta: np.ndarray, k: int, values: np.ndarray) -> np.ndarray:
         """The objective with s_k (τ for k = 0) set to each of ``values``: (G,)."""

@@ -80,7 +80,6 @@ API_MODULES = {
     "value": [
         "pyprog.value",
         "pyprog.value.bins",
-        "pyprog.value.effects",
         "pyprog.value.reml",
         "pyprog.value.averaging",
     ],

@@ -67,7 +67,7 @@ from pyprog.offpolicy.rounds import (
     check_support,
     policy_action_dist,
 )
-from pyprog.offpolicy.time_candidates import bin_estimates, default_reward_time_model
+from pyprog.offpolicy.time_candidates import Binned, bin_estimates, default_reward_time_model
 from pyprog.offpolicy.time_terms import TimeModel, as_time_model
 from pyprog.value import ModelAverage, bin_noise, drifts
 from pyprog.value.averaging import MIN_BINS, screening_models
@@ -377,7 +377,10 @@ def forecast_value(
                 dist, estimator=kind, reward_model=reward_model, time_feature=phi,
                 n_actions=n_actions, pool_contexts=pool, random_state=random_state,
             )  # fmt: skip
-            if not (pool and pool_contexts == "auto") or not _contexts_drift(est, bin_width):
+            # the contexts drift when Σ_a π_e(a|x_i) q̂(x_i, 0, a) does (or too few bins)
+            if not (pool and pool_contexts == "auto") or not drifts(
+                est.context_part, est.times, bin_width
+            ):
                 return (kind + "-pooled" if pool else kind), est
             pool = False  # the contexts drift: each round's own context
 
@@ -400,16 +403,16 @@ def forecast_value(
     cand_models = None if models is None else [_as_model(m) for m in models]
 
     def forecast(group, estimates_by_kind) -> list[ValueForecast]:
-        # the estimator whose bins a broad shrunk model predicts best in held-out stretches
-        # (all estimate the same V_t, so the lower error is the lower noise)
-        kind = next(iter(estimates_by_kind))
-        if len(estimates_by_kind) > 1:
-            scores = {k: _average(est, bin_width, "screen").cv_score()
-                      for k, est in estimates_by_kind.items()}  # fmt: skip
+        # the estimator whose bins a few broad shrunk models predict best in held-out
+        # stretches (all estimate the same V_t, so the lower error is the lower noise)
+        bins = {k: _bins(est, bin_width) for k, est in estimates_by_kind.items()}
+        kind = next(iter(bins))
+        if len(bins) > 1:
+            scores = {k: _average(b, screening_models(*b[0].span)).cv_score()
+                      for k, b in bins.items()}  # fmt: skip
             kind = min(scores, key=scores.get)
-        avg = _average(estimates_by_kind[kind], bin_width, cand_models)
-        value, low, high = avg.predict(group, alpha, kind=interval)
-        sd = avg.sd(group, kind=interval)
+        avg = _average(bins[kind], cand_models)
+        value, low, high, sd = avg.forecast(group, alpha, kind=interval)
         return [
             ValueForecast(
                 value=float(value[j]),
@@ -465,19 +468,9 @@ def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> Non
         raise ValueError(f"max_horizon must be a number of days > 0; got {shorten(max_horizon)}")
 
 
-def _contexts_drift(est, bin_width: float) -> bool:
-    """Whether the direct term's context part drifts in time (then pooling would bias):
-    :func:`pyprog.value.drifts` on Σ_a π_e(a|x_i) q̂(x_i, 0, a), and a drift when the
-    log is in too few bins to tell."""
-    if bin_estimates(est.context_part, est.times, bin_width).m < MIN_BINS:
-        return True
-    return drifts(est.context_part, est.times, bin_width)
-
-
-def _average(est: RoundEstimates, bin_width: float, models) -> ModelAverage:
-    """The model average on one estimator's bins (``models="screen"``: of
-    :func:`pyprog.value.averaging.screening_models`); a pooled direct term's sampling
-    variance, var(context part)/n, is the error every bin shares."""
+def _bins(est: RoundEstimates, bin_width: float) -> tuple[Binned, np.ndarray, float]:
+    """One estimator's bins, their noise variances and the variance every bin shares
+    (a pooled direct term's sampling error, var(context part)/n)."""
     binned = bin_estimates(est.values, est.times, bin_width)
     if binned.m < MIN_BINS:
         raise ForecastError(
@@ -485,9 +478,13 @@ def _average(est: RoundEstimates, bin_width: float, models) -> ModelAverage:
             f"needs at least {MIN_BINS}: use narrower bins or a longer log"
         )
     shared = 0.0 if est.context_part is None else float(np.var(est.context_part) / est.values.size)
-    if isinstance(models, str):  # "screen"
-        models = screening_models(*binned.span)
-    return ModelAverage(binned, bin_noise(est.values, est.times, binned), models, shared)
+    return binned, bin_noise(est.values, est.times, binned), shared
+
+
+def _average(bins: tuple, models) -> ModelAverage:
+    """The model average of ``models`` (None: the default candidates) on :func:`_bins`."""
+    binned, noise, shared = bins
+    return ModelAverage(binned, noise, models, shared)
 
 
 def _policy_time(goal: tuple) -> float:

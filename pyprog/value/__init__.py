@@ -10,10 +10,10 @@ what no candidate explains (the day's own deviation) and what every bin shares (
 pooled direct term's sampling error). :func:`pyprog.forecast_value` calls it.
 
 * :mod:`.bins` — :func:`bin_noise`, the bins' noise variances;
-* :mod:`.effects` — an effect's columns and window averages (:class:`LevelsEffect`);
 * :mod:`.reml` — :class:`MixedModel`: the variance components (penalised REML, analytic
   gradient) and the evidence integrated over them;
-* :mod:`.averaging` — :class:`ModelAverage`: Bayesian model averaging of the candidates,
+* :mod:`.averaging` — :class:`TermEffect`, a candidate's term with one variance;
+  :class:`ModelAverage`: Bayesian model averaging of the candidates,
   prediction intervals from the mixture of their predictives, a blocked-CV score;
   :func:`drifts`, whether values drift in time (a Bayes factor against the constant).
 
@@ -23,12 +23,9 @@ measured evidence is in the guide ``docs/guides/value-model.md``.
 
 from pyprog.value.averaging import ModelAverage, TermEffect, drifts, reading
 from pyprog.value.bins import bin_noise
-from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel
 
 __all__ = [
-    "Effect",
-    "LevelsEffect",
     "MixedModel",
     "ModelAverage",
     "TermEffect",

@@ -52,11 +52,12 @@ from pyprog.offpolicy.time_candidates import (
 from pyprog.offpolicy.time_features import DayOfWeek
 from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel, Trend
 from pyprog.value.bins import bin_noise
-from pyprog.value.effects import Effect, LevelsEffect
 from pyprog.value.reml import MixedModel, Solved
 
 __all__ = ["ModelAverage", "TermEffect", "drifts", "reading", "screening_models"]
 
+#: Grid points of a window's average (the terms' own ``window``).
+WINDOW_POINTS = 10_000
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
 #: Candidates below this weight are left out of the cross-validation score.
@@ -71,11 +72,12 @@ DRIFT_BAYES_FACTOR = 20.0
 
 
 @dataclass(frozen=True)
-class TermEffect(Effect):
-    """A term of :mod:`pyprog.offpolicy.time_terms` as an effect with one variance.
+class TermEffect:
+    """A term of :mod:`pyprog.offpolicy.time_terms` as an effect with one variance s².
 
-    Blocks keep every level (``LevelsEffect``): under a shared variance the levels are
-    exchangeable, while least squares drops level 0 into the constant.
+    Blocks keep every level: under a shared variance the levels are exchangeable, while
+    least squares drops level 0 into the constant; it is restored as 1 − the others
+    (the levels' indicators, and their averages over a window, sum to 1).
     """
 
     term: object
@@ -84,18 +86,18 @@ class TermEffect(Effect):
     def name(self) -> str:
         return self.term.name
 
-    def _levels(self) -> LevelsEffect | None:
-        return LevelsEffect(self.term.feature) if isinstance(self.term, Blocks) else None
+    def columns(self, t: np.ndarray, t0: float, t1: float) -> np.ndarray:
+        """z(t): shape (len(t), q)."""
+        return self._every_level(self.term.columns(t, t0, t1))
 
-    def columns(self, t, t0, t1):
-        levels = self._levels()
-        return self.term.columns(t, t0, t1) if levels is None else levels.columns(t, t0, t1)
+    def window(self, a: float, b: float, t0: float, t1: float) -> np.ndarray:
+        """The columns' average over [a, b]: shape (q,)."""
+        return self._every_level(self.term.window(a, b, t0, t1, WINDOW_POINTS))
 
-    def window(self, a, b, t0, t1):
-        levels = self._levels()
-        if levels is None:
-            return self.term.window(a, b, t0, t1, 10_000)
-        return levels.window(a, b, t0, t1)
+    def _every_level(self, z: np.ndarray) -> np.ndarray:
+        if not isinstance(self.term, Blocks):
+            return z
+        return np.concatenate([1.0 - z.sum(axis=-1, keepdims=True), z], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,8 @@ class ModelAverage:
         self.binned, self.noise = binned, np.asarray(noise, dtype=np.float64)
         self.t0, self.t1 = binned.span
         self.shared_var = float(shared_var)
+        # every candidate's half-Cauchy scale: the same, or their evidences would not compare
+        self.prior_scale = float(np.std(binned.y)) or float(np.sqrt(np.mean(self.noise)))
         models = default_time_models(self.t0, self.t1) if models is None else list(models)
         with threadpool_limits(1, user_api="blas"):  # small solves: threads only thrash
             self.fits = [self._fit(model) for model in models]
@@ -173,8 +177,7 @@ class ModelAverage:
         b = self.binned
         effects = tuple(TermEffect(term) for term in model.terms)
         blocks = [e.columns(b.times, self.t0, self.t1) for e in effects]
-        scale = float(np.std(b.y)) or float(np.sqrt(np.mean(self.noise)))
-        mm = MixedModel(b.y, self.noise, np.ones((b.m, 1)), blocks, scale)
+        mm = MixedModel(b.y, self.noise, np.ones((b.m, 1)), blocks, self.prior_scale)
         mode = mm.fit()
         return _Fitted(model, effects, mm, mode, mm.log_evidence(mode))
 
@@ -250,16 +253,11 @@ class ModelAverage:
             out = out + w * ((fit.mm.C * s.scale[None, :]) @ sol * s.w[:, None]).T
         return out
 
-    def sd(self, targets, kind: str = "prediction") -> np.ndarray:
-        """The mixture's standard deviation at each target: shape (r,)."""
-        means, variances = self._predictive(targets, _checked_kind(kind))
-        mean = self.w @ means
-        return np.sqrt(np.maximum(self.w @ (variances + means**2) - mean**2, 0.0))
-
-    def predict(
+    def forecast(
         self, targets, alpha: float | None = 0.1, kind: str = "prediction"
-    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-        """The forecast at each target and its interval at level 1 − ``alpha``.
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
+        """The forecast at each target, its interval at level 1 − ``alpha`` and the
+        mixture's standard deviation, from one pass over the candidates.
 
         Parameters
         ----------
@@ -271,16 +269,27 @@ class ModelAverage:
 
         Returns
         -------
-        mean, low, high : numpy.ndarray of shape (r,) (low, high None without alpha)
+        mean, low, high, sd : numpy.ndarray of shape (r,) (low, high None without alpha)
         """
         means, variances = self._predictive(targets, _checked_kind(kind))
         mean = self.w @ means
+        sd = np.sqrt(np.maximum(self.w @ (variances + means**2) - mean**2, 0.0))
         if alpha is None:
-            return mean, None, None
-        sd = np.sqrt(variances)
-        low = _mixture_quantile(self.w, means, sd, alpha / 2)
-        high = _mixture_quantile(self.w, means, sd, 1 - alpha / 2)
-        return mean, low, high
+            return mean, None, None, sd
+        each = np.sqrt(variances)
+        low = _mixture_quantile(self.w, means, each, alpha / 2)
+        high = _mixture_quantile(self.w, means, each, 1 - alpha / 2)
+        return mean, low, high, sd
+
+    def predict(
+        self, targets, alpha: float | None = 0.1, kind: str = "prediction"
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """The forecast and its interval: :meth:`forecast` without the sd."""
+        return self.forecast(targets, alpha, kind)[:3]
+
+    def sd(self, targets, kind: str = "prediction") -> np.ndarray:
+        """The mixture's standard deviation at each target: shape (r,)."""
+        return self.forecast(targets, None, kind)[3]
 
 
 def screening_models(t0: float, t1: float) -> list[TimeModel]:
@@ -294,7 +303,8 @@ def screening_models(t0: float, t1: float) -> list[TimeModel]:
 
 def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     """Whether per-round values drift in time: a candidate of :func:`screening_models`
-    beats the constant's evidence by a Bayes factor of ``DRIFT_BAYES_FACTOR`` or more.
+    beats the constant's evidence by a Bayes factor of ``DRIFT_BAYES_FACTOR`` or more, or
+    the values fill fewer than ``MIN_BINS`` bins, too few to tell.
 
     Parameters
     ----------
@@ -310,6 +320,8 @@ def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     (False, True)
     """
     binned = bin_estimates(values, times, width)
+    if binned.m < MIN_BINS:
+        return True  # too few bins to tell: the cautious answer
     models = screening_models(*binned.span)
     avg = ModelAverage(binned, bin_noise(values, times, binned), models)
     return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))

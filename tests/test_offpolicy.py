@@ -16,6 +16,7 @@ from pyprog.offpolicy import (
     round_estimates,
 )
 from pyprog.offpolicy.crossfit import cross_fit, fold_ids
+from pyprog.offpolicy.reward_model import action_moments
 
 GEN = YearOfRounds("blocks")
 
@@ -188,6 +189,17 @@ def test_blocked_folds_are_contiguous_in_time():
     assert np.bincount(fold).tolist() == [25] * 4
 
 
+def dense_design(zs: np.ndarray, a: np.ndarray, A: int) -> np.ndarray:
+    """[onehot(a), zs, zs ⊗ onehot(a)] (action-major), written out row by row."""
+    n, k = zs.shape
+    D = np.zeros((n, A + k + A * k))
+    for i in range(n):
+        D[i, a[i]] = 1.0
+        D[i, A : A + k] = zs[i]
+        D[i, A + k + a[i] * k : A + k + (a[i] + 1) * k] = zs[i]
+    return D
+
+
 def test_ridge_gcv_matches_the_brute_force_hat_matrix():
     rng = np.random.default_rng(0)
     n, k, A = 80, 3, 3
@@ -197,7 +209,7 @@ def test_ridge_gcv_matches_the_brute_force_hat_matrix():
     alphas = np.logspace(-3, 3, 13)
     model = ActionRidge(A, alphas=alphas).fit(X, y)
     zs = (z - z.mean(0)) / z.std(0)
-    D = model._design(zs, a)
+    D = dense_design(zs, a, A)
     Dc, yc = D - D.mean(0), y - y.mean()
     scores = []
     for lam in alphas:
@@ -211,6 +223,42 @@ def test_ridge_gcv_matches_the_brute_force_hat_matrix():
     beta = np.linalg.solve(Dc.T @ Dc + alphas[best] * np.eye(D.shape[1]), Dc.T @ yc)
     np.testing.assert_allclose(model.predict(X), y.mean() + Dc @ beta, atol=1e-9)
     np.testing.assert_allclose(model.predict_all(z)[np.arange(n), a], model.predict(X))
+
+
+def test_ridge_fold_fits_are_the_fits_on_each_training_set():
+    # fit_folds takes each fold's moments once and subtracts them from the total: the
+    # same models as K separate fits, on features far from 0 and with a constant column,
+    # and when one fold holds every round of an action
+    rng = np.random.default_rng(3)
+    n, k, A = 600, 6, 4
+    z = rng.normal(size=(n, k)) * [1, 10, 0.1, 1, 1, 1] + [0, 2e4, -5, 0, 0, 0]
+    z[:, 3] = 7.0
+    a = rng.integers(0, A, n)
+    fold = rng.integers(0, 3, n)
+    a[a == 3] = 2
+    a[(fold == 1) & (rng.random(n) < 0.3)] = 3  # action 3 only in fold 1
+    y = z[:, 0] * (a == 1) + 1e-3 * z[:, 1] + rng.normal(size=n)
+    X = np.column_stack([z, np.eye(A)[a]])
+    fits = ActionRidge(A).fit_folds(X, y, fold, 3)
+    probe = z[:20] + rng.normal(size=(20, k))
+    for f, model in enumerate(fits):
+        alone = ActionRidge(A).fit(X[fold != f], y[fold != f])
+        assert model.alpha_ == pytest.approx(alone.alpha_, rel=1e-9)
+        np.testing.assert_allclose(model.predict_all(probe), alone.predict_all(probe),
+                                   rtol=1e-9, atol=1e-9)  # fmt: skip
+    assert np.ptp(z[fold != 0, 3]) == 0 and np.isfinite(fits[0].predict_all(probe)).all()
+
+
+def test_ridge_moments_are_the_sums_they_name():
+    rng = np.random.default_rng(0)
+    z, a, y = rng.normal(size=(50, 2)), rng.integers(0, 3, 50), rng.normal(size=50)
+    g = rng.integers(0, 2, 50)
+    m = action_moments(z, a, y, 3, g, 2)
+    u = np.column_stack([np.ones(50), z, y])
+    for gi in range(2):
+        for ai in range(3):
+            rows = u[(g == gi) & (a == ai)]
+            np.testing.assert_allclose(m[gi, ai], rows.T @ rows, atol=1e-12)
 
 
 def test_any_regressor_with_fit_and_predict_works(log):

@@ -21,7 +21,9 @@ Folds:
   one stretch is then unseen by that stretch's model (ridge shrinks its effect to 0).
 
 The reward model is any object with scikit-learn's ``fit(X, y)`` and ``predict(X)``; it is
-copied (``copy.deepcopy``, as an unfitted scikit-learn estimator can be) once per fold. It
+copied (``copy.deepcopy``, as an unfitted scikit-learn estimator can be) once per fold. A
+model with ``fit_folds(X, y, fold, n_folds) -> [model per fold]`` (the default
+:class:`ActionRidge`, whose statistics are sums over rows) fits all K in one pass. It
 sees ``X = [z, onehot(a)]`` (:func:`reward_features`), z = [context, onehot(φ(t))]. A model
 with ``predict_all(z) -> (n, A)`` (such as the default :class:`ActionRidge`) is asked once
 per fold; any other is asked once per action. A model that raises, or returns values of the
@@ -234,6 +236,12 @@ def cross_fit(
     fold = fold_ids(times, int(n_folds), folds, np.random.default_rng(random_state))
     X = np.concatenate([z, np.eye(n_actions)[action]], axis=1)
     q_hat = np.empty((n, n_actions))
+    if hasattr(reward_model, "fit_folds"):  # sums over rows: all folds' fits in one pass
+        models = reward_model.fit_folds(X, reward, fold, int(n_folds))
+        for k, model in enumerate(models):
+            test = fold == k
+            q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)
+        return CrossFit(q_hat, fold, models)
     models = []
     for k in range(n_folds):
         test = fold == k

@@ -428,3 +428,25 @@ def test_bad_options_are_named(log):
             *args(log, times=early)[:5], GEN.evaluation, 360.0,
             time_feature=PeriodBlocks(365.25, 8), n_actions=10,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("resolution", ["distinct", "days"])
+def test_canonical_order_sorts_ties_by_every_field(resolution):
+    # sorted by time; only tied rows are ordered by the other fields (a shuffled log and
+    # its original give the same rows in the same order), as a full lexsort would
+    from pyprog.offpolicy.rounds import check_rounds
+
+    rng = np.random.default_rng(1)
+    n = 300
+    t = rng.uniform(0, 30, n) if resolution == "distinct" else rng.integers(0, 30, n) * 1.0
+    ctx = rng.integers(0, 2, (n, 3)) * 1.0
+    a, r = rng.integers(0, 3, n), rng.integers(0, 2, n) * 1.0
+    log = check_rounds(ctx, t, a, r, np.full(n, 0.5), 3)
+    keys = [ctx[:, 2], ctx[:, 1], ctx[:, 0], log.pscore, r, a, t]
+    assert log.canonical_order().tolist() == np.lexsort(keys).tolist()
+    shuffled = rng.permutation(n)
+    again = check_rounds(ctx[shuffled], t[shuffled], a[shuffled], r[shuffled],
+                         np.full(n, 0.5), 3)  # fmt: skip
+    first, second = log.take(log.canonical_order()), again.take(again.canonical_order())
+    np.testing.assert_array_equal(first.context, second.context)
+    np.testing.assert_array_equal(first.reward, second.reward)

@@ -364,9 +364,16 @@ class Rounds:
         >>> r.canonical_order().tolist()
         [2, 1, 0]
         """
-        keys = [self.context[:, j] for j in range(self.context.shape[1] - 1, -1, -1)]
-        keys += [self.pscore, self.reward, self.action, self.times]  # the last key sorts first
-        return np.lexsort(keys)
+        order = np.argsort(self.times, kind="stable")
+        t = self.times[order]
+        tied = np.flatnonzero(np.r_[t[1:] == t[:-1], False] | np.r_[False, t[1:] == t[:-1]])
+        if tied.size == 0:  # distinct times: the order by time is the whole answer
+            return order
+        rows = order[tied]  # the tie groups' slots, in time order: sort only their rows
+        keys = [self.context[rows, j] for j in range(self.context.shape[1] - 1, -1, -1)]
+        keys += [self.pscore[rows], self.reward[rows], self.action[rows], self.times[rows]]
+        order[tied] = rows[np.lexsort(keys)]  # the last key sorts first
+        return order
 
     def take(self, order: np.ndarray) -> Rounds:
         """The same rounds in the order ``order``."""

@@ -120,6 +120,10 @@ class YearOfRounds:
         base, slope = np.concatenate(base), np.concatenate(slope)
         return (base.mean(), slope.mean(), base.std() / np.sqrt(n), slope.std() / np.sqrt(n))
 
+    def contexts(self, times: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The contexts of rounds at ``times``, (n, d): N(0, I_d) at every time."""
+        return rng.standard_normal((times.size, self.dim))
+
     def value(self, t) -> np.ndarray:
         """V_t(π_e) at each time t, shape (m,)."""
         return self.c0 + self.c1 * self.drift(np.atleast_1d(t))
@@ -132,7 +136,7 @@ class YearOfRounds:
         ``value`` (n,) = V_{t_i}(π_e).
         """
         times = np.sort(rng.uniform(self.start, self.start + span, n))
-        x = rng.standard_normal((n, self.dim))
+        x = self.contexts(times, rng)
         p0 = self.logging(x, times)
         action = (rng.random(n)[:, None] > np.cumsum(p0, axis=1)).sum(axis=1)
         action = np.minimum(action, self.n_actions - 1)
@@ -152,3 +156,224 @@ class YearOfRounds:
 def as_datetime64(days: np.ndarray) -> np.ndarray:
     """Float days since 1970-01-01 as ``datetime64[ns]`` (UTC)."""
     return (np.asarray(days) * 86_400e9).astype("int64").astype("datetime64[ns]")
+
+
+# -- truths the candidate time models cannot represent, and terms together --------------
+
+MISSPEC_TRUTHS = (
+    "interactions",
+    "greedy_today",
+    "holidays",
+    "weekly_contexts",
+    "weekly_contexts_blocks",
+    "weekly_season_trend",
+    "blocks_trend",
+)
+#: The shape of :class:`YearOfRounds` each truth starts from (its drift, or the part of
+#: it the parent computes): the two terms-together truths replace it.
+BASE_SHAPE = {
+    "interactions": "blocks_weekday",
+    "greedy_today": "blocks_weekday",
+    "holidays": "blocks_weekday",
+    "weekly_contexts": "stationary",
+    "weekly_contexts_blocks": "blocks",
+    "weekly_season_trend": "trend",
+    "blocks_trend": "trend",
+}
+#: The holidays' calendar days (month, day), UTC, repeating every year, and their shocks
+#: to the drift s(t) (the value moves by c₁ times these on the day).
+HOLIDAYS = ((1, 1), (2, 14), (4, 1), (5, 27), (7, 4), (9, 2), (11, 28), (12, 25))
+HOLIDAY_SHOCKS = np.array([1.2, -1.0, 1.5, -1.3, 1.0, -1.5, 1.4, -1.1])
+
+
+def calendar_day(t) -> tuple[np.ndarray, np.ndarray]:
+    """(month 1-12, day of the month 1-31) of the UTC day floor(t), t in days since 1970."""
+    day = np.floor(np.asarray(t, dtype=np.float64)).astype(np.int64).astype("datetime64[D]")
+    month = day.astype("datetime64[M]")
+    return month.astype(np.int64) % 12 + 1, (day - month).astype(np.int64) + 1
+
+
+def holiday_shock(t) -> np.ndarray:
+    """The holidays' shock to the drift at each time (0 on other days), shape (n,)."""
+    month, day = calendar_day(np.atleast_1d(t))
+    out = np.zeros(month.shape)
+    for (m, d), shock in zip(HOLIDAYS, HOLIDAY_SHOCKS, strict=True):
+        out[(month == m) & (day == d)] = shock
+    return out
+
+
+def holiday_days(t0: float, t1: float) -> np.ndarray:
+    """The holidays' day numbers (days since 1970-01-01, integers) in [t0, t1)."""
+    days = np.arange(np.ceil(t0), np.ceil(t1))
+    return days[holiday_shock(days) != 0]
+
+
+@dataclass
+class MisspecifiedYear(YearOfRounds):
+    """Truths of V_t(π_e) that no candidate time model of ``forecast_value`` represents
+    exactly, and truths whose terms are all candidates but only together.
+
+    Give ``truth=`` (a keyword); ``shape`` is set from it (:data:`BASE_SHAPE`). θ_a, γ_a,
+    the noise, π₀ and (but for ``greedy_today``) π_e are those of :class:`YearOfRounds`
+    with the same ``seed`` (its draws come first and are the same), and the extra draws
+    (δ, μ) come from ``default_rng([seed, 1])``. b(t) is the block of 8 of the year
+    (:func:`block_of_year`), w(t) the day of the week (:func:`weekday`),
+    s_bw(t) = BLOCK_LEVELS[b(t)] + WEEKDAY_LEVELS[w(t)] (the ``"blocks_weekday"`` drift),
+    and trend(t) = 2 (t − start)/year − 1; all times ``amplitude`` = 1 by default.
+
+    * ``"interactions"``: q(x, t, a) = xᵀθ_a + γ_a s_bw(t) + δ[a, b(t), w(t)], δ an
+      (A, 8, 7) array of N(0, ``delta_sd``²) (0.4); V_t = c₀ + c₁ s_bw(t) + p̄ᵀδ[:, b, w]
+      with p̄ = E_x π_e(·|x): a block × weekday interaction of the value, which differs
+      by action in the rewards. ``value_se`` is the largest Monte Carlo s.e. of the
+      interaction's 56 cells (10⁶ contexts).
+    * ``"greedy_today"``: rewards as ``"blocks_weekday"``; π_e at time t is ε-greedy on
+      q(x, t, ·) (the day's mean rewards), so it changes with t. The log's
+      ``action_dist`` is π_e at each round's own time; :meth:`evaluation` is the callable
+      ``policy(x, t)`` (with ``t=None`` it is ε-greedy on xᵀθ, the parent's, only used
+      for c₀ and c₁). V_t = E_x[(1 − ε) max_a q(x, t, a) + ε/A Σ_a q(x, t, a)] depends on
+      t through (b, w) only: the 56 cells by Monte Carlo over the same 10⁶ contexts
+      (``value_se``: the largest cell's s.e.).
+    * ``"holidays"``: drift s_bw(t) + h(t), h the shocks :data:`HOLIDAY_SHOCKS` (±1-1.5) on
+      the 8 calendar days :data:`HOLIDAYS` (UTC, every year) and 0 elsewhere;
+      V_t = c₀ + c₁ (s_bw(t) + h(t)).
+    * ``"weekly_contexts"``: contexts x ~ N(μ_{w(t)}, I) with μ_0..μ_6 fixed vectors of
+      norm ``context_shift`` (0.7), directions uniform; rewards as ``"stationary"``
+      (no drift), so V_t = c₀[w(t)] changes only through the contexts.
+      ``"weekly_contexts_blocks"``: the same contexts, rewards as ``"blocks"``:
+      V_t = c₀[w(t)] + c₁[w(t)] BLOCK_LEVELS[b(t)] (a block × weekday interaction).
+      c₀[w], c₁[w] by Monte Carlo over 10⁶ contexts N(μ_w, I) each (``value_se``: the
+      largest s.e. of c₀[w] + c₁[w] s over the truth's levels s).
+    * ``"weekly_season_trend"``: drift WEEKDAY_LEVELS[w(t)] + sin(2πt/year) + trend(t);
+      V_t = c₀ + c₁ s(t). True design: const, trend, sin, cos, 6 weekday indicators.
+    * ``"blocks_trend"``: drift BLOCK_LEVELS[b(t)] + trend(t); V_t = c₀ + c₁ s(t). True
+      design: const, trend, 7 block indicators.
+
+    For ``holidays`` and the terms-together truths V_t is exact given c₀, c₁ (whose
+    s.e. the parent states: about 10⁻³ and 10⁻⁴).
+    """
+
+    truth: str = "interactions"
+    delta_sd: float = 0.4
+    context_shift: float = 0.7
+    n_mc: int = 1_000_000
+    delta: np.ndarray = field(init=False, repr=False)
+    mu: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.truth not in MISSPEC_TRUTHS:
+            raise ValueError(f"truth must be one of {MISSPEC_TRUTHS}; got {self.truth!r}")
+        self.shape = BASE_SHAPE[self.truth]
+        super().__post_init__()  # θ, γ, c₀, c₁ as YearOfRounds(shape, seed=seed)
+        extra = np.random.default_rng([self.seed, 1])
+        self.delta = extra.normal(0.0, self.delta_sd, (self.n_actions, 8, 7))
+        direction = extra.standard_normal((7, self.dim))
+        self.mu = self.context_shift * direction / np.linalg.norm(direction, axis=1)[:, None]
+        self.value_se = 0.0
+        if self.truth == "interactions":
+            self._cells = self._interaction_cells(np.random.default_rng(12346))
+        elif self.truth == "greedy_today":
+            self._cells = self._greedy_cells(np.random.default_rng(12346))
+        elif self.truth.startswith("weekly_contexts"):
+            self._weekly = self._weekly_constants(np.random.default_rng(12346))
+
+    # the truth's parts
+    def _shape(self, t: np.ndarray) -> np.ndarray:
+        if self.truth == "holidays":
+            return super()._shape(t) + holiday_shock(t)
+        if self.truth == "weekly_season_trend":
+            return WEEKDAY_LEVELS[weekday(t)] + np.sin(2 * np.pi * t / YEAR) + super()._shape(t)
+        if self.truth == "blocks_trend":
+            return BLOCK_LEVELS[block_of_year(t)] + super()._shape(t)
+        return super()._shape(t)
+
+    def q(self, x: np.ndarray, t: np.ndarray) -> np.ndarray:
+        out = super().q(x, t)
+        if self.truth == "interactions":
+            t = np.asarray(t, dtype=np.float64)
+            out = out + self.amplitude * self.delta[:, block_of_year(t), weekday(t)].T
+        return out
+
+    def contexts(self, times: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        x = super().contexts(times, rng)
+        if self.truth.startswith("weekly_contexts"):
+            x = x + self.mu[weekday(times)]
+        return x
+
+    def evaluation(self, x: np.ndarray, t: np.ndarray | None = None) -> np.ndarray:
+        """π_e(·|x, t): ε-greedy on q(x, t, ·) for ``greedy_today`` (t given), else on xᵀθ."""
+        if self.truth != "greedy_today" or t is None:
+            return super().evaluation(x)
+        t = np.broadcast_to(np.asarray(t, dtype=np.float64), (x.shape[0],))
+        best = np.argmax(self.q(x, t), axis=1)
+        out = np.full((x.shape[0], self.n_actions), self.epsilon / self.n_actions)
+        out[np.arange(x.shape[0]), best] += 1.0 - self.epsilon
+        return out
+
+    def value(self, t) -> np.ndarray:
+        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        if self.truth in ("interactions", "greedy_today"):
+            return self._cells[block_of_year(t), weekday(t)]
+        if self.truth.startswith("weekly_contexts"):
+            base, slope = self._weekly
+            w = weekday(t)
+            return base[w] + slope[w] * self.drift(t)
+        return super().value(t)
+
+    # Monte Carlo of the value's cells (one pass over n_mc contexts, in chunks)
+    def _chunks(self, rng, chunk=200_000):
+        for _ in range(self.n_mc // chunk):
+            yield rng.standard_normal((chunk, self.dim))
+
+    @staticmethod
+    def _mean_se(total, total_sq, n):
+        mean = total / n
+        return mean, np.sqrt(np.maximum(total_sq / n - mean**2, 0.0) / n)
+
+    def _interaction_cells(self, rng) -> np.ndarray:
+        """(8, 7): c₀ + c₁ s_bw + E_x π_e(·|x)ᵀ δ[:, b, w]."""
+        flat = self.amplitude * self.delta.reshape(self.n_actions, 56)
+        total, total_sq = np.zeros(56), np.zeros(56)
+        for x in self._chunks(rng):
+            y = super().evaluation(x) @ flat
+            total += y.sum(axis=0)
+            total_sq += (y**2).sum(axis=0)
+        mean, se = self._mean_se(total, total_sq, self.n_mc)
+        self.value_se = float(se.max())
+        s_bw = BLOCK_LEVELS[:, None] + WEEKDAY_LEVELS[None, :]
+        return self.c0 + self.c1 * self.amplitude * s_bw + mean.reshape(8, 7)
+
+    def _greedy_cells(self, rng) -> np.ndarray:
+        """(8, 7): E_x[(1 − ε) max_a q + ε/A Σ_a q] at each cell's drift."""
+        s = (self.amplitude * (BLOCK_LEVELS[:, None] + WEEKDAY_LEVELS[None, :])).ravel()
+        total, total_sq = np.zeros(56), np.zeros(56)
+        eps, A = self.epsilon, self.n_actions
+        for x in self._chunks(rng):
+            base = x @ self.theta
+            y = np.empty((x.shape[0], 56))
+            for j, sj in enumerate(s):
+                qj = base + sj * self.gamma
+                y[:, j] = (1 - eps) * qj.max(axis=1) + eps / A * qj.sum(axis=1)
+            total += y.sum(axis=0)
+            total_sq += (y**2).sum(axis=0)
+        mean, se = self._mean_se(total, total_sq, self.n_mc)
+        self.value_se = float(se.max())
+        return mean.reshape(8, 7)
+
+    def _weekly_constants(self, rng) -> tuple[np.ndarray, np.ndarray]:
+        """c₀[w] = E Σ_a π_e xᵀθ_a and c₁[w] = E Σ_a π_e γ_a over x ~ N(μ_w, I)."""
+        levels = self.amplitude * (BLOCK_LEVELS if self.truth.endswith("blocks") else np.zeros(1))
+        stats = np.zeros((7, 2))  # sums of base and slope
+        y_tot = np.zeros((7, len(levels)))  # sums of base + s slope and its square, each s
+        y_sq = np.zeros((7, len(levels)))
+        for z in self._chunks(rng):
+            for w in range(7):
+                x = z + self.mu[w]
+                pi = super().evaluation(x)
+                base, slope = (pi * (x @ self.theta)).sum(axis=1), pi @ self.gamma
+                stats[w, 0] += base.sum()
+                stats[w, 1] += slope.sum()
+                y = base[:, None] + slope[:, None] * levels[None, :]
+                y_tot[w] += y.sum(axis=0)
+                y_sq[w] += (y**2).sum(axis=0)
+        self.value_se = float(self._mean_se(y_tot, y_sq, self.n_mc)[1].max())
+        return stats[:, 0] / self.n_mc, stats[:, 1] / self.n_mc

@@ -45,13 +45,25 @@ def test_the_forecast_is_linear_in_the_bins():
     np.testing.assert_allclose(zeta.sum(axis=1), 1.0, atol=1e-8)  # the constant is unpenalized
 
 
-def test_one_candidate_gives_its_normal_interval():
+def test_one_candidate_gives_its_normal_interval_mixed_over_tau():
+    # the constant alone: given τ the interval for the mean is ȳ ± z·sqrt((σ² + τ²)/m);
+    # over τ's posterior it is that mixture, here against a fine quadrature of it
     b = year_of_bins(lambda t: 1.0 + 0 * t)
     avg = ModelAverage(b, np.full(b.m, 0.09), models=[TimeModel(())])
     mean, low, high = avg.predict([("at", 400.0)], alpha=0.1, kind="mean")
-    se = np.sqrt((0.09 + avg.fits[0].mode.theta[0] ** 2) / b.m)
-    z = scipy.stats.norm.ppf(0.95)
-    np.testing.assert_allclose([low[0], high[0]], [mean[0] - z * se, mean[0] + z * se], rtol=1e-6)
+    mm = avg.fits[0].mm
+    taus = np.linspace(0.0, 3.0 * mm.prior_scale, 4001)
+    log_p = -mm.objectives(taus[:, None])
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    sd = np.sqrt((0.09 + taus**2) / b.m)[:, None]
+    ends = [
+        _mixture_quantile(p, np.full((taus.size, 1), b.y.mean()), sd, q)[0] for q in (0.05, 0.95)
+    ]
+    np.testing.assert_allclose(mean[0], b.y.mean(), rtol=1e-12)
+    np.testing.assert_allclose([low[0], high[0]], ends, atol=2e-3 * (ends[1] - ends[0]))
+    plug = scipy.stats.norm.ppf(0.95) * np.sqrt((0.09 + avg.fits[0].mode.theta[0] ** 2) / b.m)
+    assert high[0] - low[0] >= 2 * plug  # τ's values above its mode widen it
 
 
 def test_the_interval_carries_the_days_deviation_and_the_shared_error():

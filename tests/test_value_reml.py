@@ -74,3 +74,42 @@ def test_bin_noise_is_the_pooled_variance_over_each_count():
     v = rng.normal(0, 2, 50) + t / 50
     one_each = bin_noise(v, t, bin_estimates(v, t))
     assert one_each[0] == pytest.approx(4.0, rel=0.5)
+
+
+@pytest.mark.parametrize("day_sd", [0.0, 0.15, 0.5])
+def test_the_tau_grid_holds_taus_posterior(day_sd):
+    # from no day's deviation (mode at or near 0) to a clear one: the grid's weights give
+    # E[τ²] and the predictions' mean as a fine quadrature of the posterior does
+    t, z, y, noise = season_problem(0.5, m=300, seed=2)
+    y = y + np.random.default_rng(5).normal(0, day_sd, t.size) if day_sd else y
+    mm = MixedModel(y, noise, np.ones((t.size, 1)), [z], float(np.std(y)))
+    mode = mm.fit()
+    thetas, p = mm.tau_posterior(mode)
+    assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
+    np.testing.assert_array_equal(
+        thetas[:, 1:], np.broadcast_to(mode.theta[1:], thetas[:, 1:].shape)
+    )
+    fine = np.repeat(mode.theta[None, :], 20001, axis=0)
+    fine[:, 0] = np.linspace(0.0, 3.0 * mm.prior_scale, 20001)
+    log_f = -mm.objectives(fine)
+    q = np.exp(log_f - log_f.max())
+    q /= q.sum()
+    assert p @ thetas[:, 0] ** 2 == pytest.approx(q @ fine[:, 0] ** 2, rel=0.01, abs=1e-5)
+    rows = np.concatenate([[1.0], z[0]])[None, :]
+    grid_mean = p @ mm.predictions(thetas, rows)[0][:, 0]
+    every = np.linspace(0, fine.shape[0] - 1, 401).astype(int)  # 401 of the fine points
+    w = q[every] / q[every].sum()
+    assert grid_mean == pytest.approx(w @ mm.predictions(fine[every], rows)[0][:, 0], abs=1e-4)
+
+
+def test_predictions_are_linear_in_the_bins():
+    t, z, y, noise = season_problem(0.5)
+    mm = MixedModel(y, noise, np.ones((t.size, 1)), [z], 1.0)
+    thetas = np.array([[0.1, 0.4], [0.0, 0.8]])
+    rows = np.array([[1.0, 0.3, -0.2], [1.0, 0.0, 1.0]])
+    means, variances, zeta = mm.predictions(thetas, rows, zeta=True)
+    np.testing.assert_allclose(zeta @ y, means, rtol=1e-10)
+    for g, theta in enumerate(thetas):
+        sol = mm.solve(theta)
+        np.testing.assert_allclose(means[g], sol.mean_at(rows), rtol=1e-10)
+        assert (variances[g] > 0).all()

@@ -33,6 +33,10 @@ __all__ = ["MixedModel", "Solved"]
 
 #: Points of the grid on which the evidence integrates a standard deviation whose mode is 0.
 EVIDENCE_GRID = 40
+#: Points of the grid over τ on which predictions are integrated (:meth:`MixedModel.tau_posterior`).
+TAU_GRID = 12
+#: Points of the log-spaced probe that finds the range of τ the posterior holds.
+PROBE = 16
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,67 @@ class MixedModel:
                 total += self._grid_at_zero(theta, k, base)
         return float(total)
 
+    def tau_posterior(self, mode: Solved, points: int = TAU_GRID) -> tuple[np.ndarray, np.ndarray]:
+        """τ's posterior on a grid, the effects' standard deviations held at the mode.
+
+        A log shows the day's own deviation τ only as the excess of the bins' spread over
+        their noise; where it cannot resolve it, the mode sits at (or near) 0 while values
+        of τ the log cannot rule out remain, and a prediction for one day must carry them
+        (the effects' variances move the forecast only through their shrinkage). The grid:
+        ``points`` values of τ, evenly over the range where the density is within e⁻¹² of
+        its top (found on a log-spaced probe from 0 to 10c; the density in log τ is often
+        too flat for a Laplace approximation); weights the trapezoid rule's times the
+        posterior density.
+
+        Returns
+        -------
+        thetas : numpy.ndarray, shape (points, K + 1)
+            The mode with τ set to each grid value.
+        weights : numpy.ndarray, shape (points,)
+            The posterior probabilities of the grid's points (summing to 1).
+        """
+        theta, c = np.asarray(mode.theta, dtype=np.float64), self.prior_scale
+        # where the density is within e⁻¹² of its top: a log-spaced probe from 0 to 10c
+        probe = np.sort(np.concatenate([[0.0, theta[0]], c * np.logspace(-4, 1, PROBE)]))
+        log_f = -self._varied(theta, 0, probe)
+        inside = np.flatnonzero(log_f > log_f.max() - 12.0)
+        lo, hi = probe[max(inside[0] - 1, 0)], probe[min(inside[-1] + 1, probe.size - 1)]
+        taus = np.linspace(lo, hi, points)
+        rule = _trapezoid_weights(taus)
+        thetas = np.repeat(theta[None, :], points, axis=0)
+        thetas[:, 0] = taus
+        log_p = np.log(rule) - self.objectives(thetas)
+        weights = np.exp(log_p - log_p.max())
+        return thetas, weights / weights.sum()
+
+    def predictions(self, thetas: np.ndarray, rows: np.ndarray, zeta: bool = False) -> tuple:
+        """The posterior mean of rows @ (β, b) and its variance at each θ.
+
+        Parameters
+        ----------
+        thetas : numpy.ndarray, shape (G, K + 1)
+        rows : numpy.ndarray, shape (r, P)
+            Design rows in C's columns.
+        zeta : bool
+            Also each mean's weights on the bins.
+
+        Returns
+        -------
+        means, variances : numpy.ndarray, shape (G, r)
+        weights : numpy.ndarray of shape (G, r, m), or None
+            means = weights @ ȳ (given θ the mean is linear in the bins).
+        """
+        w, scale, _, _, L, g, _ = self._equations(np.asarray(thetas, dtype=np.float64))
+        M_inv = np.linalg.inv(np.matmul(L, np.swapaxes(L, 1, 2)))  # (G, P, P), P small
+        rs = rows[None, :, :] * scale[:, None, :]  # (G, r, P)
+        sol = np.matmul(M_inv, np.swapaxes(rs, 1, 2))  # (G, P, r)
+        means = np.einsum("gpr,gp->gr", sol, g)
+        variances = np.einsum("grp,gpr->gr", rs, sol)
+        if not zeta:
+            return means, variances, None
+        cs = (self.C[None] * scale[:, None, :]).swapaxes(1, 2)  # (G, P, m): S Cᵀ
+        return means, variances, np.matmul(np.swapaxes(sol, 1, 2), cs) * w[:, None, :]
+
     def objectives(self, thetas: np.ndarray) -> np.ndarray:
         """The objective of :meth:`solve` at many θ at once: (G, K + 1) -> (G,).
 
@@ -221,10 +286,12 @@ class MixedModel:
         if np.all(taus == taus[0]):  # one τ: the weighted products once
             gram, cy, y_w_y = self._weighted(float(taus[0]), w[0])
             gram, cy, y_w_y = gram[None], cy[None], np.full(taus.size, y_w_y)
-        else:
-            gram = np.matmul(self.C.T[None], w[:, :, None] * self.C[None])  # (G, P, P)
-            cy = (w * self.y[None, :]) @ self.C
-            y_w_y = (w * self.y[None, :] ** 2).sum(axis=1)
+        else:  # the weighted products once per distinct τ (a grid has few)
+            values, which = np.unique(taus, return_inverse=True)
+            wu = 1.0 / (self.noise[None, :] + values[:, None] ** 2)
+            gram = np.matmul(self.C.T[None], wu[:, :, None] * self.C[None])[which]  # (G, P, P)
+            cy = ((wu * self.y[None, :]) @ self.C)[which]
+            y_w_y = (wu * self.y[None, :] ** 2).sum(axis=1)[which]
         scale = np.concatenate([np.ones((taus.size, 1)), np.abs(thetas[:, 1:])], axis=1)
         scale = scale[:, self.owner]  # (G, P)
         M = gram * scale[:, :, None] * scale[:, None, :] + np.diag(self.prior)[None]
@@ -262,3 +329,12 @@ class MixedModel:
         log_f = -(self._varied(theta, k, grid) - base)
         top = float(log_f.max())
         return top + float(np.log(scipy.integrate.trapezoid(np.exp(log_f - top), grid)))
+
+
+def _trapezoid_weights(x: np.ndarray) -> np.ndarray:
+    """The trapezoid rule's weights on the points x (increasing): ∫ f ≈ Σ w_i f(x_i)."""
+    w = np.zeros_like(x)
+    d = np.diff(x)
+    w[:-1] += d / 2
+    w[1:] += d / 2
+    return w

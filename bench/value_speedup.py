@@ -1,13 +1,15 @@
 """``forecast_value`` against the cascade it replaced (issue 47), in one run, one core.
 
-Run ``taskset -c 0 python bench/value_speedup.py OLD_PYTHON [repeats]``, OLD_PYTHON being
-the interpreter of an install of the code before issue 47 (e.g. a worktree of commit
-dc93616 with its own virtual environment). Each side runs in its own process, in
-alternation (old, new, old, new, ...), on the same log: 1,000 rounds of
-``tests/contextual_year.py`` (8 blocks of the year, 10 actions, 10 context features), a
-callable policy, one target 30 days after the log, a 90 % interval, the defaults, BLAS on
-one thread. A process times ``repeats`` calls after one untimed warm-up and prints their
-median; the script prints each side's medians and the ratio of their medians.
+Run ``taskset -c 0 python bench/value_speedup.py OLD_PYTHON [repeats [shape ...]]``,
+OLD_PYTHON being the interpreter of an install of the code before issue 47 (e.g. a
+worktree of commit dc93616 with its own virtual environment). For each truth ``shape`` of
+``tests/contextual_year.py`` (default: all; the cascade's cost depends on what the log
+shows, the model average's hardly) each side runs in its own process, in alternation
+(old, new, old, new, ...), on the same log: 1,000 rounds (10 actions, 10 context
+features), a callable policy, one target 30 days after the log, a 90 % interval, the
+defaults, BLAS on one thread. A process times ``repeats`` calls after one untimed warm-up
+and prints their median; the script prints, per truth, each side's medians and the ratio
+of the middle ones.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from threadpoolctl import threadpool_limits
 from contextual_year import YEAR, YearOfRounds
 from pyprog.forecast.value import forecast_value
 
-gen = YearOfRounds("blocks")
+gen = YearOfRounds({shape!r})
 d = gen.sample(1000, np.random.default_rng(0))
 frame = {{"time": d["times"], "action": d["action"], "reward": d["reward"],
           "pscore": d["pscore"]}}
@@ -44,8 +46,8 @@ print(json.dumps({{"median": float(np.median(times)), "value": f.value,
 """
 
 
-def side(python: str, repeats: int) -> dict:
-    script = ONE_SIDE.format(tests=str(ROOT / "tests"), repeats=repeats)
+def side(python: str, repeats: int, shape: str) -> dict:
+    script = ONE_SIDE.format(tests=str(ROOT / "tests"), repeats=repeats, shape=shape)
     out = subprocess.run(  # not from the checkout: each side imports its own install
         [python, "-c", script], check=True, capture_output=True, text=True, cwd="/"
     )
@@ -53,25 +55,32 @@ def side(python: str, repeats: int) -> dict:
 
 
 def main(argv: list[str]) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from contextual_year import SHAPES
+
     old_python, repeats = argv[1], int(argv[2]) if len(argv) > 2 else 5
-    old, new = [], []
-    for _ in range(3):
-        old.append(side(old_python, repeats))
-        new.append(side(sys.executable, repeats))
-    o = sorted(r["median"] for r in old)[1]
-    n = sorted(r["median"] for r in new)[1]
-    print(
-        json.dumps(
-            {
-                "cascade_s": [r["median"] for r in old],
-                "model_average_s": [r["median"] for r in new],
-                "speedup": o / n,
-                "cascade": old[0],
-                "model_average": new[0],
-            },
-            indent=1,
-        )
-    )
+    shapes = argv[3:] or list(SHAPES)
+    out = {}
+    for shape in shapes:
+        old, new = [], []
+        for _ in range(3):
+            old.append(side(old_python, repeats, shape))
+            new.append(side(sys.executable, repeats, shape))
+        o = sorted(r["median"] for r in old)[1]
+        n = sorted(r["median"] for r in new)[1]
+        out[shape] = {
+            "cascade_s": [r["median"] for r in old],
+            "model_average_s": [r["median"] for r in new],
+            "speedup": o / n,
+            "cascade": old[0],
+            "model_average": new[0],
+        }
+        print(shape, json.dumps(out[shape]), flush=True)
+    print("| truth | cascade (s) | model average (s) | speed-up |")
+    print("|---|---|---|---|")
+    for shape, r in out.items():
+        o, n = sorted(r["cascade_s"])[1], sorted(r["model_average_s"])[1]
+        print(f"| {shape} | {o:.2f} | {n:.2f} | {r['speedup']:.1f}x |")
 
 
 if __name__ == "__main__":

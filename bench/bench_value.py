@@ -4,7 +4,7 @@ Run: ``taskset -c 0 pytest bench/bench_value.py --benchmark-columns=median,iqr,r
 (``-m slow`` for 10⁶ rounds and the ten-year log). A log of tests/contextual_year.py
 (seasonal blocks, 10 actions, 10 context features), one target a month after the log, a
 90 % interval, the defaults (estimator "auto": DR with and without q̂'s time inputs, and
-IS; the 68 candidates averaged), one BLAS thread; the 1,000-round log with a callable
+IS; the 74 candidates averaged), one BLAS thread; the 1,000-round log with a callable
 policy. The baseline in each group is the per-round DR estimates alone
 (``round_estimates``), which ``forecast_value`` computes first: the "speed-up" column
 (< 1) says how many times that step the whole forecast costs. The targets (issue 47):

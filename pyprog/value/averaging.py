@@ -65,7 +65,7 @@ __all__ = ["ModelAverage", "TermEffect", "drifts", "reading", "screening_models"
 WINDOW_POINTS = 10_000
 #: Bisection steps of the mixture's quantiles (interval [min − 10 sd, max + 10 sd]).
 QUANTILE_STEPS = 60
-#: Candidates below this weight are left out of the cross-validation score.
+#: Candidates below this weight are left out of the forecast and the cross-validation score.
 WEIGHT_FLOOR = 1e-6
 #: Folds of the blocked cross-validation (:meth:`ModelAverage.cv_score`), and the fewest
 #: bins a forecast in time takes (three a fold).

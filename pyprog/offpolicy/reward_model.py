@@ -32,6 +32,7 @@ regressor would need.
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -139,7 +140,7 @@ class ActionRidge:
         total = per_fold.sum(axis=0)
         out = []
         for k in range(n_folds):
-            model = ActionRidge(self.n_actions, self.alphas)
+            model = copy.deepcopy(self)  # a fresh copy per fold, as cross_fit's
             out.append(model._fit_moments(total - per_fold[k], shift))
         return out
 

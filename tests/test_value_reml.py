@@ -77,29 +77,64 @@ def test_bin_noise_is_the_pooled_variance_over_each_count():
 
 
 @pytest.mark.parametrize("day_sd", [0.0, 0.15, 0.5])
-def test_the_tau_grid_holds_taus_posterior(day_sd):
-    # from no day's deviation (mode at or near 0) to a clear one: the grid's weights give
-    # E[τ²] and the predictions' mean as a fine quadrature of the posterior does
+def test_the_tau_grid_holds_the_confidence_distribution(day_sd):
+    # from no day's deviation (v̂ at or below 0) to a clear one: the grid's masses give
+    # E[τ²] and the predictions' mean as a fine quadrature of H(v) does
     t, z, y, noise = season_problem(0.5, m=300, seed=2)
     y = y + np.random.default_rng(5).normal(0, day_sd, t.size) if day_sd else y
     mm = MixedModel(y, noise, np.ones((t.size, 1)), [z], float(np.std(y)))
     mode = mm.fit()
-    thetas, p = mm.tau_posterior(mode)
+    thetas, p = mm.tau_distribution(mode)
     assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
     np.testing.assert_array_equal(
         thetas[:, 1:], np.broadcast_to(mode.theta[1:], thetas[:, 1:].shape)
     )
-    fine = np.repeat(mode.theta[None, :], 20001, axis=0)
-    fine[:, 0] = np.linspace(0.0, 3.0 * mm.prior_scale, 20001)
-    log_f = -mm.objectives(fine)
-    q = np.exp(log_f - log_f.max())
-    q /= q.sum()
-    assert p @ thetas[:, 0] ** 2 == pytest.approx(q @ fine[:, 0] ** 2, rel=0.01, abs=1e-5)
+    v = np.linspace(0.0, 1.5 * thetas[-1, 0] ** 2, 20001)
+    H = mm.tau_cdf(mode, v)
+    assert (np.diff(H) >= -1e-12).all() and H[-1] > 1 - 1e-4
+    mass = np.diff(np.concatenate([[0.0], H]))  # H(0) is the mass at v = 0
+    mass /= mass.sum()
+    assert p @ thetas[:, 0] ** 2 == pytest.approx(mass @ v, rel=0.03, abs=1e-5)
     rows = np.concatenate([[1.0], z[0]])[None, :]
+    fine = np.repeat(mode.theta[None, :], 401, axis=0)
+    every = np.linspace(0, v.size - 1, 401).astype(int)  # 401 of the fine points
+    fine[:, 0] = np.sqrt(v[every])
+    cells = np.add.reduceat(mass, every)  # each point's cell of the fine grid
     grid_mean = p @ mm.predictions(thetas, rows)[0][:, 0]
-    every = np.linspace(0, fine.shape[0] - 1, 401).astype(int)  # 401 of the fine points
-    w = q[every] / q[every].sum()
-    assert grid_mean == pytest.approx(w @ mm.predictions(fine[every], rows)[0][:, 0], abs=1e-4)
+    assert grid_mean == pytest.approx(cells @ mm.predictions(fine, rows)[0][:, 0], abs=1e-4)
+    if day_sd == 0.5:  # a deviation the log resolves: no mass at 0, centred near day_sd²
+        assert p[0] < 0.01 and H[0] < 1e-3
+        assert p @ thetas[:, 0] ** 2 == pytest.approx(0.25, rel=0.3)
+
+
+def test_bins_that_spread_less_than_their_noise_put_tau_at_zero():
+    # the stated noise four times the bins' spread puts v̂ far below 0, past CD_REACH:
+    # every grid point at τ = 0 with all the mass, and finite predictions (they were NaN
+    # from √ of a negative grid once: an ε-greedy π_e at 2,000 rounds)
+    t, z, y, noise = season_problem(0.5, m=300, seed=2)
+    mm = MixedModel(y, 16.0 * noise, np.ones((t.size, 1)), [z], float(np.std(y)))
+    mode = mm.fit()
+    thetas, p = mm.tau_distribution(mode)
+    assert float(mm.tau_cdf(mode, np.array([0.0]))[0]) > 1 - 1e-4
+    np.testing.assert_array_equal(thetas[:, 0], 0.0)
+    assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
+    rows = np.concatenate([[1.0], z[0]])[None, :]
+    mean, var = mm.predictions(thetas, rows)[:2]
+    assert np.isfinite(mean).all() and np.isfinite(var).all()
+
+
+def test_tau_confidence_distribution_is_a_pivot():
+    # H(τ²) at the true τ² is uniform over repeated logs (Monte Carlo, 300 logs of 200
+    # bins; Kolmogorov-Smirnov test at level 10⁻³), the effects' variances at their mode
+    import scipy.stats
+
+    u = []
+    for seed in range(300):
+        t, z, y, noise = season_problem(0.5, seed=seed)
+        y = y + np.random.default_rng([seed, 1]).normal(0, 0.2, t.size)  # τ² = 0.04
+        mm = MixedModel(y, noise, np.ones((t.size, 1)), [z], float(np.std(y)))
+        u.append(float(mm.tau_cdf(mm.fit(), np.array([0.04]))[0]))
+    assert scipy.stats.kstest(u, "uniform").pvalue > 1e-3
 
 
 def test_predictions_are_linear_in_the_bins():

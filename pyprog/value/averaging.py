@@ -29,11 +29,11 @@ The **prediction interval** is the mixture of the models' posterior predictive n
 each with the variance of its coefficients at the target, the day's own deviation τ_k²
 that the model does not explain (τ_k²/L over a window of L days; none for ``kind="mean"``)
 and a variance shared by every bin (``shared_var``: the pooled direct term's sampling
-error, which no bin's spread shows). Each model's normal is itself a mixture over τ's
-posterior (:meth:`MixedModel.tau_posterior`): a log of a few rounds a day cannot tell a
-day's deviation of 0 from one of a tenth of the noise, and a plug-in τ̂ at 0 made such a
-deviation certain to be absent (a day of the week under a constant covered 0.78 at 1,000
-rounds). The forecast is the mixture's mean, linear in the bins given the weights
+error, which no bin's spread shows). Each model's normal is itself a mixture over τ²'s
+confidence distribution (:meth:`MixedModel.tau_distribution`): a log of a few rounds a day
+cannot tell a day's deviation of 0 from one of a tenth of the noise, and a plug-in τ̂ at 0
+made such a deviation certain to be absent (a day of the week under a constant covered
+0.78 at 1,000 rounds). The forecast is the mixture's mean, linear in the bins given the weights
 (f = Σ_k w_k Σ_g p_g ζ_kg ȳ, :meth:`zeta`). No bootstrap: one fit per candidate.
 """
 
@@ -115,8 +115,8 @@ class _Fitted:
 
     @functools.cached_property
     def tau_grid(self) -> tuple[np.ndarray, np.ndarray]:
-        """θ at each point of τ's posterior grid and their probabilities: (G, K + 1), (G,)."""
-        return self.mm.tau_posterior(self.mode)
+        """θ at each point of τ²'s grid and their probabilities: (G, K + 1), (G,)."""
+        return self.mm.tau_distribution(self.mode)
 
     def held_out(self, folds: list) -> np.ndarray:
         """Each bin's prediction by the model fit on the other folds at the same θ: (m,).
@@ -242,7 +242,8 @@ class ModelAverage:
 
     def _components(self, targets, kind: str, zeta: bool = False) -> tuple:
         """The predictive mixture's components at the targets: each candidate of weight
-        above ``WEIGHT_FLOOR`` at each point of its grid over τ (:meth:`MixedModel.tau_posterior`).
+        above ``WEIGHT_FLOOR`` at each point of its grid over τ²
+        (:meth:`MixedModel.tau_distribution`).
 
         Returns weights (N,) summing to 1, means (N, r), variances (N, r) and, with
         ``zeta``, the means' weights on the bins (N, r, m).

@@ -18,6 +18,9 @@ and proper (the REML likelihood of one column decays only as 1/s_k), so the fit 
 posterior mode (searched over the variances s_k², where 0 is no stationary point). The
 gradient is analytic. :meth:`MixedModel.log_evidence` integrates the likelihood over the
 standard deviations: the model's evidence, for averaging models (:mod:`.averaging`).
+Predictions do not take τ from its mode: they average over τ²'s confidence distribution,
+read off the REML likelihood in τ² (:meth:`MixedModel.tau_distribution`; Xie & Singh 2013),
+which keeps the day's deviation in the interval when the log cannot tell it from 0.
 """
 
 from __future__ import annotations
@@ -28,15 +31,20 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 import scipy.optimize
+import scipy.special
 
 __all__ = ["MixedModel", "Solved"]
 
 #: Points of the grid on which the evidence integrates a standard deviation whose mode is 0.
 EVIDENCE_GRID = 40
-#: Points of the grid over τ on which predictions are integrated (:meth:`MixedModel.tau_posterior`).
+#: Points of the grid over τ² on which predictions are integrated
+#: (:meth:`MixedModel.tau_distribution`).
 TAU_GRID = 12
-#: Points of the log-spaced probe that finds the range of τ the posterior holds.
+#: Points of the log-spaced probes over τ² (its peak, the range its distribution holds).
 PROBE = 16
+#: The likelihood root beyond which τ²'s confidence distribution is taken as 0 or 1
+#: (Φ(−4) = 3·10⁻⁵).
+CD_REACH = 4.0
 
 
 @dataclass(frozen=True)
@@ -129,12 +137,12 @@ class MixedModel:
             theta, scale[0], (L[0], True), g[0], gram[0], cy[0], w[0], float(objective[0])
         )
 
-    def _weighted(self, tau: float, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """CᵀWC, CᵀWȳ and ȳᵀWȳ at τ, kept for the last τ (the evidence's grids vary one
-        s at a time, most at a fixed τ)."""
-        if self._cache is None or self._cache[0] != tau:
+    def _weighted(self, v: float, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """CᵀWC, CᵀWȳ and ȳᵀWȳ at the day variance v, kept for the last v (the
+        evidence's grids vary one s at a time, most at a fixed τ)."""
+        if self._cache is None or self._cache[0] != v:
             cw = self.C * w[:, None]
-            self._cache = (tau, self.C.T @ cw, cw.T @ self.y, float(self.y @ (w * self.y)))
+            self._cache = (v, self.C.T @ cw, cw.T @ self.y, float(self.y @ (w * self.y)))
         return self._cache[1:]
 
     def objective_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -209,38 +217,87 @@ class MixedModel:
                 total += self._grid_at_zero(theta, k, base)
         return float(total)
 
-    def tau_posterior(self, mode: Solved, points: int = TAU_GRID) -> tuple[np.ndarray, np.ndarray]:
-        """τ's posterior on a grid, the effects' standard deviations held at the mode.
+    def tau_distribution(
+        self, mode: Solved, points: int = TAU_GRID
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """τ²'s confidence distribution on a grid, the effects' standard deviations held at
+        the mode.
 
         A log shows the day's own deviation τ only as the excess of the bins' spread over
-        their noise; where it cannot resolve it, the mode sits at (or near) 0 while values
-        of τ the log cannot rule out remain, and a prediction for one day must carry them
-        (the effects' variances move the forecast only through their shrinkage). The grid:
-        ``points`` values of τ, evenly over the range where the density is within e⁻¹² of
-        its top (found on a log-spaced probe from 0 to 10c; the density in log τ is often
-        too flat for a Laplace approximation); weights the trapezoid rule's times the
-        posterior density.
+        their noise; where it cannot resolve it, τ̂ sits at (or near) 0 while values the log
+        cannot rule out remain, and a prediction for one day must carry them. Here they
+        are weighted by their confidence distribution (Xie & Singh 2013), from the
+        likelihood root of the REML likelihood in v = τ², extended below 0 (to
+        −min σ²) so that its maximum v̂ is unconstrained:
+
+            H(v) = Φ(sign(v − v̂) √(2 (ℓ(v̂) − ℓ(v)))),   v ≥ 0,
+
+        with the mass H(0) at v = 0. Mixing a predictive over it (Shen, Liu & Xie 2018)
+        gives intervals whose coverage holds over repeated logs at every fixed τ away from
+        the boundary (at τ = 0 they cover more), where a posterior's prior adds mass away
+        from 0 on a log that cannot tell (docs/guides/value-model.md). The grid: ``points``
+        values of v, evenly over the range where |the root| <= ``CD_REACH``.
 
         Returns
         -------
         thetas : numpy.ndarray, shape (points, K + 1)
-            The mode with τ set to each grid value.
+            The mode with τ = √v at each grid value.
         weights : numpy.ndarray, shape (points,)
-            The posterior probabilities of the grid's points (summing to 1).
+            H's mass in each grid value's cell (summing to 1).
         """
-        theta, c = np.asarray(mode.theta, dtype=np.float64), self.prior_scale
-        # where the density is within e⁻¹² of its top: a log-spaced probe from 0 to 10c
-        probe = np.sort(np.concatenate([[0.0, theta[0]], c * np.logspace(-4, 1, PROBE)]))
-        log_f = -self._varied(theta, 0, probe)
-        inside = np.flatnonzero(log_f > log_f.max() - 12.0)
-        lo, hi = probe[max(inside[0] - 1, 0)], probe[min(inside[-1] + 1, probe.size - 1)]
-        taus = np.linspace(lo, hi, points)
-        rule = _trapezoid_weights(taus)
+        theta = np.asarray(mode.theta, dtype=np.float64)
+        v_hat, top, probe, f = self._day_var_peak(theta)
+        # the range where |root| <= CD_REACH, the crossings interpolated on the probe (the
+        # root is monotone in v)
+        r = _likelihood_root(probe, f, v_hat, top)
+        lo, hi = np.maximum(np.interp([-CD_REACH, CD_REACH], r, probe), 0.0)
+        # hi = 0 when the whole range lies below 0 (bins spread less than their noise
+        # says): every point at τ² = 0, which holds all of H's mass
+        v = np.linspace(lo, hi, points)
+        mid = 0.5 * (v[1:] + v[:-1])
+        edges = self._cdf(theta, mid, v_hat, top)
+        mass = np.diff(np.concatenate([[0.0], edges, [1.0]]))
         thetas = np.repeat(theta[None, :], points, axis=0)
-        thetas[:, 0] = taus
-        log_p = np.log(rule) - self.objectives(thetas)
-        weights = np.exp(log_p - log_p.max())
-        return thetas, weights / weights.sum()
+        thetas[:, 0] = np.sqrt(v)
+        return thetas, mass / mass.sum()
+
+    def tau_cdf(self, mode: Solved, v) -> np.ndarray:
+        """H(v), τ²'s confidence distribution function (:meth:`tau_distribution`) at day
+        variances v >= 0, the effects at the mode: the shape of v."""
+        theta = np.asarray(mode.theta, dtype=np.float64)
+        v = np.asarray(v, dtype=np.float64)
+        v_hat, top, _, _ = self._day_var_peak(theta)
+        return self._cdf(theta, v.ravel(), v_hat, top).reshape(v.shape)
+
+    def _cdf(self, theta: np.ndarray, v: np.ndarray, v_hat: float, top: float) -> np.ndarray:
+        f = self._day_var_objective(theta, v)
+        return scipy.special.ndtr(_likelihood_root(v, f, v_hat, top))
+
+    def _day_var_peak(self, theta: np.ndarray) -> tuple:
+        """(v̂, −ℓ_R(v̂), probe, −ℓ_R on the probe): −ℓ_R's minimum over the day variance
+        v > −min σ², the effects at θ. A log-spaced probe on both sides of 0, then twice a
+        grid of 7 points in the best bracket (an evaluated point, so that the root is 0
+        at v̂ and H continuous: a parabola's vertex could fall below every value)."""
+        floor = -float(self.noise.min())
+        probe = np.unique(np.concatenate([
+            floor * np.logspace(-2, np.log10(0.99), 4), [0.0, theta[0] ** 2],
+            (self.prior_scale * np.logspace(-4, 1, PROBE)) ** 2,
+        ]))  # fmt: skip
+        f = self._day_var_objective(theta, probe)
+        v, g = probe, f
+        for _ in range(2):
+            i = int(np.argmin(g))
+            v = np.linspace(v[max(i - 1, 0)], v[min(i + 1, v.size - 1)], 7)
+            g = self._day_var_objective(theta, v)
+        i = int(np.argmin(g))
+        return float(v[i]), float(g[i]), probe, f
+
+    def _day_var_objective(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """−ℓ_R at day variances v (G,), which may be below 0 (down to −min σ²), the
+        effects at θ[1:] and no prior on τ: (G,)."""
+        thetas = np.repeat(theta[None, :], v.size, axis=0)
+        thetas[:, 0] = 0.0  # τ's prior term off: H is the likelihood's
+        return self._equations(thetas, day_var=np.asarray(v, dtype=np.float64))[-1]
 
     def predictions(self, thetas: np.ndarray, rows: np.ndarray, zeta: bool = False) -> tuple:
         """The posterior mean of rows @ (β, b) and its variance at each θ.
@@ -277,22 +334,23 @@ class MixedModel:
         """
         return self._equations(np.atleast_2d(np.asarray(thetas, dtype=np.float64)))[-1]
 
-    def _equations(self, thetas: np.ndarray) -> tuple:
+    def _equations(self, thetas: np.ndarray, day_var: np.ndarray | None = None) -> tuple:
         """The equations at each θ of ``thetas`` (G, K + 1), batched: W's diagonal (G, m),
         S's (G, P), CᵀWC and CᵀWȳ (G or 1, P, P) and (G or 1, P), the Cholesky factor
-        of M (G, P, P), g (G, P) and the objective (G,)."""
-        taus = thetas[:, 0]
-        w = 1.0 / (self.noise[None, :] + taus[:, None] ** 2)  # (G, m)
-        if np.all(taus == taus[0]):  # one τ: the weighted products once
-            gram, cy, y_w_y = self._weighted(float(taus[0]), w[0])
-            gram, cy, y_w_y = gram[None], cy[None], np.full(taus.size, y_w_y)
-        else:  # the weighted products once per distinct τ (a grid has few)
-            values, which = np.unique(taus, return_inverse=True)
-            wu = 1.0 / (self.noise[None, :] + values[:, None] ** 2)
+        of M (G, P, P), g (G, P) and the objective (G,). ``day_var`` (G,): the day
+        variances in W instead of τ² (any value above −min σ²)."""
+        day = thetas[:, 0] ** 2 if day_var is None else day_var
+        w = 1.0 / (self.noise[None, :] + day[:, None])  # (G, m)
+        if np.all(day == day[0]):  # one day variance: the weighted products once
+            gram, cy, y_w_y = self._weighted(float(day[0]), w[0])
+            gram, cy, y_w_y = gram[None], cy[None], np.full(day.size, y_w_y)
+        else:  # the weighted products once per distinct day variance (a grid has few)
+            values, which = np.unique(day, return_inverse=True)
+            wu = 1.0 / (self.noise[None, :] + values[:, None])
             gram = np.matmul(self.C.T[None], wu[:, :, None] * self.C[None])[which]  # (G, P, P)
             cy = ((wu * self.y[None, :]) @ self.C)[which]
             y_w_y = (wu * self.y[None, :] ** 2).sum(axis=1)[which]
-        scale = np.concatenate([np.ones((taus.size, 1)), np.abs(thetas[:, 1:])], axis=1)
+        scale = np.concatenate([np.ones((day.size, 1)), np.abs(thetas[:, 1:])], axis=1)
         scale = scale[:, self.owner]  # (G, P)
         M = gram * scale[:, :, None] * scale[:, None, :] + np.diag(self.prior)[None]
         L = np.linalg.cholesky(M)
@@ -331,10 +389,6 @@ class MixedModel:
         return top + float(np.log(scipy.integrate.trapezoid(np.exp(log_f - top), grid)))
 
 
-def _trapezoid_weights(x: np.ndarray) -> np.ndarray:
-    """The trapezoid rule's weights on the points x (increasing): ∫ f ≈ Σ w_i f(x_i)."""
-    w = np.zeros_like(x)
-    d = np.diff(x)
-    w[:-1] += d / 2
-    w[1:] += d / 2
-    return w
+def _likelihood_root(v: np.ndarray, f: np.ndarray, v_hat: float, top: float) -> np.ndarray:
+    """sign(v − v̂) √(2 (f − top)): the signed root of the likelihood ratio, f = −ℓ_R(v)."""
+    return np.sign(v - v_hat) * np.sqrt(2.0 * np.maximum(f - top, 0.0))

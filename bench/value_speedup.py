@@ -3,8 +3,9 @@
 Run ``taskset -c 0 python bench/value_speedup.py OLD_PYTHON [repeats [shape ...]]``,
 OLD_PYTHON being the interpreter of an install of the code before issue 47 (e.g. a
 worktree of commit dc93616 with its own virtual environment). For each truth ``shape`` of
-``tests/contextual_year.py`` (default: all; the cascade's cost depends on what the log
-shows, the model average's hardly) each side runs in its own process, in alternation
+``tests/contextual_year.py`` (default: all of ``SHAPES``; the names of ``MISSPEC_TRUTHS``
+too, e.g. ``interactions``, the kind of log issue 47 timed; the cascade's cost depends on
+what the log shows, the model average's hardly) each side runs in its own process, in alternation
 (old, new, old, new, ...), on the same log: 1,000 rounds (10 actions, 10 context
 features), a callable policy, one target 30 days after the log, a 90 % interval, the
 defaults, BLAS on one thread. A process times ``repeats`` calls after one untimed warm-up
@@ -26,10 +27,11 @@ import json, sys, time
 sys.path.insert(0, {tests!r})
 import numpy as np
 from threadpoolctl import threadpool_limits
-from contextual_year import YEAR, YearOfRounds
+from contextual_year import MISSPEC_TRUTHS, YEAR, MisspecifiedYear, YearOfRounds
 from pyprog.forecast.value import forecast_value
 
-gen = YearOfRounds({shape!r})
+shape = {shape!r}
+gen = MisspecifiedYear(truth=shape) if shape in MISSPEC_TRUTHS else YearOfRounds(shape)
 d = gen.sample(1000, np.random.default_rng(0))
 frame = {{"time": d["times"], "action": d["action"], "reward": d["reward"],
           "pscore": d["pscore"]}}

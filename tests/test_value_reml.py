@@ -108,7 +108,7 @@ def test_the_tau_grid_holds_the_confidence_distribution(day_sd):
 
 
 def test_bins_that_spread_less_than_their_noise_put_tau_at_zero():
-    # the stated noise four times the bins' spread puts v̂ far below 0, past CD_REACH:
+    # noise stated 16 times its variance (sd 4 times) puts v̂ far below 0, past CD_REACH:
     # every grid point at τ = 0 with all the mass, and finite predictions (they were NaN
     # from √ of a negative grid once: an ε-greedy π_e at 2,000 rounds)
     t, z, y, noise = season_problem(0.5, m=300, seed=2)

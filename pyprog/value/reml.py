@@ -236,7 +236,7 @@ class MixedModel:
         gives intervals whose coverage holds over repeated logs at every fixed τ away from
         the boundary (at τ = 0 they cover more), where a posterior's prior adds mass away
         from 0 on a log that cannot tell (docs/guides/value-model.md). The grid: ``points``
-        values of v, evenly over the range where |the root| <= ``CD_REACH``.
+        values of v, evenly over the range where the root lies within ±``CD_REACH``.
 
         Returns
         -------

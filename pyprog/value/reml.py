@@ -233,10 +233,11 @@ class MixedModel:
             H(v) = Φ(sign(v − v̂) √(2 (ℓ(v̂) − ℓ(v)))),   v ≥ 0,
 
         with the mass H(0) at v = 0. Mixing a predictive over it (Shen, Liu & Xie 2018)
-        gives intervals whose coverage holds over repeated logs at every fixed τ away from
-        the boundary (at τ = 0 they cover more), where a posterior's prior adds mass away
-        from 0 on a log that cannot tell (docs/guides/value-model.md). The grid: ``points``
-        values of v, evenly over the range where the root lies within ±``CD_REACH``.
+        gives intervals whose coverage over repeated logs is near nominal at every fixed τ
+        away from the boundary (at τ = 0 they cover more), where a posterior's prior adds
+        mass away from 0 on a log that cannot tell (docs/guides/value-model.md). The grid:
+        ``points`` values of v, evenly over the range where the root lies within
+        ±``CD_REACH``.
 
         Returns
         -------

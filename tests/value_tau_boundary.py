@@ -73,9 +73,20 @@ def plug_in(log: Log, k: float = 1.0):
     return lambda v: Z90 * np.sqrt(log.V(k * max(v, 0.0)))
 
 
+#: The grid over τ² in units of se(0), on which the mixtures are summed.
+GRID = np.concatenate([np.logspace(-8, 0, 200)[:-1], np.linspace(1, 60, 400)])
+
+
+def mixture_half_width(p: np.ndarray, sd: np.ndarray) -> float:
+    """The half-width h of the 90 % interval of the mixture Σ p_i N(0, sd_i²)."""
+    return scipy.optimize.brentq(
+        lambda h: p @ (2.0 * scipy.special.ndtr(h / sd) - 1.0) - 0.90, 1e-6, 100 * sd.max()
+    )
+
+
 def posterior(log: Log, beta: float):
     """The half-width of the 90 % interval of v's posterior mixture, given v̂."""
-    grid = log.se0 * np.concatenate([np.logspace(-8, 0, 200)[:-1], np.linspace(1, 60, 400)])
+    grid = log.se0 * GRID
     rule = np.gradient(grid)  # the grid's spacing: ∫ ≈ Σ rule · f
     log_prior = (beta - 1.0) * np.log(grid)
     sd = np.sqrt(log.V(grid))
@@ -84,26 +95,20 @@ def posterior(log: Log, beta: float):
         s = log.se(grid)
         log_p = np.log(rule) + log_prior - 0.5 * ((vhat - grid) / s) ** 2 - np.log(s)
         p = np.exp(log_p - log_p.max())
-        p /= p.sum()
-        return scipy.optimize.brentq(
-            lambda h: p @ (2.0 * scipy.special.ndtr(h / sd) - 1.0) - 0.90, 1e-6, 100 * sd.max()
-        )
+        return mixture_half_width(p / p.sum(), sd)
 
     return half_width
 
 
 def confidence(log: Log):
     """The half-width of the 90 % interval of the mixture over τ²'s confidence distribution."""
-    grid = log.se0 * np.concatenate([[0.0], np.logspace(-8, 0, 200)[:-1], np.linspace(1, 60, 400)])
+    grid = log.se0 * np.concatenate([[0.0], GRID])
     sd = np.sqrt(log.V(grid))
 
     def half_width(vhat: float) -> float:
         cdf = scipy.special.ndtr((grid - vhat) / log.se(grid))
         p = np.diff(cdf, prepend=0.0)  # p[0] = H(0), the mass at τ² = 0
-        p /= p.sum()
-        return scipy.optimize.brentq(
-            lambda h: p @ (2.0 * scipy.special.ndtr(h / sd) - 1.0) - 0.90, 1e-6, 100 * sd.max()
-        )
+        return mixture_half_width(p / p.sum(), sd)
 
     return half_width
 

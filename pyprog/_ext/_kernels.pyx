@@ -15,7 +15,8 @@ input checks and C declarations every family uses, then includes ``_pdis.pxi`` (
 weights, episode ratios), ``_wls.pxi`` (WLS forecasts), ``_policy.pxi`` (softmax policy
 passes), ``_bootstrap.pxi`` (wild-bootstrap t-statistics), ``_choice.pxi`` (the one-SE choice in
 every bootstrap replicate of ``basis="auto"``) and ``_update.pxi`` (a
-learner's whole update of a softmax policy in one call).
+learner's whole update of a softmax policy in one call) and ``_reml.pxi`` (the restricted
+likelihood of :mod:`pyprog.value.reml`'s mixed model).
 """
 
 cimport numpy as cnp
@@ -24,11 +25,14 @@ import numbers
 
 import numpy as _np
 
-from libc.math cimport exp, fabs, frexp, isfinite, ldexp, log, pow, sqrt, tanh, INFINITY, NAN
+from libc.math cimport (
+    exp, fabs, frexp, isfinite, ldexp, log, log1p, pow, sqrt, tanh, INFINITY, NAN
+)
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
+from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport (
-    dgeqp3, dgesvd, dormqr, dpocon, dpotrf, dpotrs, dtrtrs
+    dgeqp3, dgesvd, dormqr, dpocon, dpotrf, dpotri, dpotrs, dtrtrs
 )
 
 from pyprog._ext import _exact
@@ -183,3 +187,4 @@ include "_policy.pxi"
 include "_bootstrap.pxi"
 include "_choice.pxi"
 include "_update.pxi"
+include "_reml.pxi"

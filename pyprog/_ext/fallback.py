@@ -2,8 +2,9 @@
 
 This module is the reference: every kernel here has the same name, signature and
 docstring as its compiled twin, and the test-suite holds the two to 1e-10 on random
-and edge-case inputs. The bootstrap kernels' twins are in ``fallback_bootstrap.py`` and
-re-exported here. ``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
+and edge-case inputs. The bootstrap kernels' twins are in ``fallback_bootstrap.py``, the
+mixed model's in ``fallback_reml.py``; both are re-exported here.
+``PYPROG_PURE_PYTHON=1`` makes pyprog use these everywhere.
 
 Kernels trust their inputs (float64, C-contiguous except ``wls_forecast``'s Fortran
 ``phi``, shapes as documented); the public
@@ -28,6 +29,7 @@ from pyprog._ext.fallback_bootstrap import (  # noqa: F401  (re-exported: kernel
     signed_rows,
     wild_bootstrap_t,
 )
+from pyprog._ext.fallback_reml import reml_objective_grad, reml_objectives  # noqa: F401
 
 # The normal equations lose about cond(A)·eps digits (A = ΦᵀΛΦ, scaled to unit diagonal):
 # while LAPACK's estimate of 1/cond(A) (dpocon) is at least this, Cholesky of A is accurate

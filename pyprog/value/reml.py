@@ -33,6 +33,9 @@ import scipy.linalg
 import scipy.optimize
 import scipy.special
 
+from pyprog._ext.backend import kernels
+from pyprog._ext.fallback_reml import equations
+
 __all__ = ["MixedModel", "Solved"]
 
 #: Points of the grid on which the evidence integrates a standard deviation whose mode is 0.
@@ -115,19 +118,17 @@ class MixedModel:
     """
 
     def __init__(self, y, noise, fixed, blocks, prior_scale: float) -> None:
-        self.y = np.asarray(y, dtype=np.float64)
-        self.noise = np.asarray(noise, dtype=np.float64)
-        self.C = np.hstack([fixed, *blocks]) if blocks else np.asarray(fixed, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.noise = np.ascontiguousarray(noise, dtype=np.float64)
+        self.C = np.ascontiguousarray(np.hstack([fixed, *blocks]), dtype=np.float64)
         self.p = fixed.shape[1]
         sizes = [b.shape[1] for b in blocks]
         # which s each column scales: 0 for fixed columns, k for block k (1-based)
-        self.owner = np.concatenate([np.zeros(self.p, int)] + [
-            np.full(q, k + 1) for k, q in enumerate(sizes)
+        self.owner = np.concatenate([np.zeros(self.p, np.int64)] + [
+            np.full(q, k + 1, np.int64) for k, q in enumerate(sizes)
         ])  # fmt: skip
         self.K = len(blocks)
-        self.prior = np.where(self.owner > 0, 1.0, 0.0)
         self.prior_scale = float(prior_scale)
-        self._cache = None
 
     def solve(self, theta: np.ndarray) -> Solved:
         """The equations at θ = (τ, s_1..s_K), and the objective there."""
@@ -137,43 +138,15 @@ class MixedModel:
             theta, scale[0], (L[0], True), g[0], gram[0], cy[0], w[0], float(objective[0])
         )
 
-    def _weighted(self, v: float, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """CᵀWC, CᵀWȳ and ȳᵀWȳ at the day variance v, kept for the last v (the
-        evidence's grids vary one s at a time, most at a fixed τ)."""
-        if self._cache is None or self._cache[0] != v:
-            cw = self.C * w[:, None]
-            self._cache = (v, self.C.T @ cw, cw.T @ self.y, float(self.y @ (w * self.y)))
-        return self._cache[1:]
-
     def objective_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        """−log posterior and its gradient in θ (analytic)."""
-        sol = self.solve(theta)
-        w, scale, A, Cy = sol.w, sol.scale, sol.gram, sol.cy
-        Minv = scipy.linalg.cho_solve(sol.chol, np.eye(scale.size))
-        coef = Minv @ sol.g  # M⁻¹ S Cᵀ W ȳ
-        # d/ds_i over the columns i of each s: log det M and the quadratic form
-        d_logdet = 2.0 * ((Minv * scale[None, :]) * A.T).sum(axis=1)  # diag(M⁻¹ S A)
-        d_quad = -2.0 * coef * (Cy - A @ (scale * coef))
-        per_col = d_logdet + d_quad
-        grad = np.zeros(theta.size)
-        np.add.at(grad, self.owner, per_col)
-        grad[0] = 0.0
-        grad[1:] *= np.sign(theta[1:]) + (theta[1:] == 0)
-        # d/dτ: W = diag(1/(σ² + τ²)), dw = −2τ w²
-        dw = -2.0 * theta[0] * w**2
-        dA = self.C.T @ (self.C * dw[:, None])
-        dCy = self.C.T @ (dw * self.y)
-        SdAS = dA * np.outer(scale, scale)
-        grad[0] = (
-            float(-(dw / w).sum())
-            + float((Minv * SdAS.T).sum())
-            + float(self.y @ (dw * self.y))
-            - 2.0 * float((scale * dCy) @ coef)
-            + float(coef @ SdAS @ coef)
-        )
-        grad *= 0.5
-        grad += 2.0 * theta / (self.prior_scale**2 + theta**2)
-        return sol.objective, grad
+        """−log posterior and its gradient in θ (analytic; the compiled
+        ``reml_objective_grad``)."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        return kernels.reml_objective_grad(*self._model, theta, self.prior_scale)
+
+    @property
+    def _model(self) -> tuple:
+        return self.C, self.y, self.noise, self.owner
 
     def fit(self, start: np.ndarray | None = None, maxiter: int = 500) -> Solved:
         """The posterior mode of θ (L-BFGS-B over the variances θ² ≥ 0, from ``start``).
@@ -298,7 +271,8 @@ class MixedModel:
         effects at θ[1:] and no prior on τ: (G,)."""
         thetas = np.repeat(theta[None, :], v.size, axis=0)
         thetas[:, 0] = 0.0  # τ's prior term off: H is the likelihood's
-        return self._equations(thetas, day_var=np.asarray(v, dtype=np.float64))[-1]
+        day_var = np.ascontiguousarray(v, dtype=np.float64)
+        return kernels.reml_objectives(*self._model, thetas, day_var, self.prior_scale)
 
     def predictions(self, thetas: np.ndarray, rows: np.ndarray, zeta: bool = False) -> tuple:
         """The posterior mean of rows @ (β, b) and its variance at each θ.
@@ -331,36 +305,16 @@ class MixedModel:
     def objectives(self, thetas: np.ndarray) -> np.ndarray:
         """The objective of :meth:`solve` at many θ at once: (G, K + 1) -> (G,).
 
-        Batched (one Cholesky call for the stack of M's), for the evidence's grids.
+        Compiled (``reml_objectives``: CᵀWC once per run of the same τ), for the
+        evidence's grids.
         """
-        return self._equations(np.atleast_2d(np.asarray(thetas, dtype=np.float64)))[-1]
+        thetas = np.ascontiguousarray(np.atleast_2d(thetas), dtype=np.float64)
+        return kernels.reml_objectives(*self._model, thetas, thetas[:, 0] ** 2, self.prior_scale)
 
-    def _equations(self, thetas: np.ndarray, day_var: np.ndarray | None = None) -> tuple:
-        """The equations at each θ of ``thetas`` (G, K + 1), batched: W's diagonal (G, m),
-        S's (G, P), CᵀWC and CᵀWȳ (G or 1, P, P) and (G or 1, P), the Cholesky factor
-        of M (G, P, P), g (G, P) and the objective (G,). ``day_var`` (G,): the day
-        variances in W instead of τ² (any value above −min σ²)."""
-        day = thetas[:, 0] ** 2 if day_var is None else day_var
-        w = 1.0 / (self.noise[None, :] + day[:, None])  # (G, m)
-        if np.all(day == day[0]):  # one day variance: the weighted products once
-            gram, cy, y_w_y = self._weighted(float(day[0]), w[0])
-            gram, cy, y_w_y = gram[None], cy[None], np.full(day.size, y_w_y)
-        else:  # the weighted products once per distinct day variance (a grid has few)
-            values, which = np.unique(day, return_inverse=True)
-            wu = 1.0 / (self.noise[None, :] + values[:, None])
-            gram = np.matmul(self.C.T[None], wu[:, :, None] * self.C[None])[which]  # (G, P, P)
-            cy = ((wu * self.y[None, :]) @ self.C)[which]
-            y_w_y = (wu * self.y[None, :] ** 2).sum(axis=1)[which]
-        scale = np.concatenate([np.ones((day.size, 1)), np.abs(thetas[:, 1:])], axis=1)
-        scale = scale[:, self.owner]  # (G, P)
-        M = gram * scale[:, :, None] * scale[:, None, :] + np.diag(self.prior)[None]
-        L = np.linalg.cholesky(M)
-        g = scale * cy
-        quad = y_w_y - np.einsum("gi,gi->g", g, np.linalg.solve(M, g[:, :, None])[:, :, 0])
-        logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
-        m2 = -np.log(w).sum(axis=1) + logdet + quad
-        objective = 0.5 * m2 + np.log1p((thetas / self.prior_scale) ** 2).sum(axis=1)
-        return w, scale, gram, cy, L, g, objective
+    def _equations(self, thetas: np.ndarray) -> tuple:
+        """W, S, CᵀWC, CᵀWȳ, M's Cholesky factor, g and the objective at each θ (G, K + 1)
+        (:func:`pyprog._ext.fallback_reml.equations`)."""
+        return equations(*self._model, thetas, thetas[:, 0] ** 2, self.prior_scale)
 
     def _varied(self, theta: np.ndarray, k: int, values: np.ndarray) -> np.ndarray:
         """The objective with s_k (τ for k = 0) set to each of ``values``: (G,)."""

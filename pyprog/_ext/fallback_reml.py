@@ -1,0 +1,139 @@
+"""NumPy twins of ``_reml.pxi``: the restricted likelihood of a mixed model with known noise.
+
+The model is :class:`pyprog.value.reml.MixedModel`'s: bins ȳ (m,) with noise variances
+σ² (m,), design C = [X, Z_1, ..., Z_K] (m, P) whose column i has the standard deviation
+s_owner(i) (``owner[i] = 0`` for X's columns: s = 1 and a flat prior), a day variance v in
+W = diag(1/(σ² + v)), and θ = (τ, s_1, ..., s_K) with half-Cauchy priors of scale c:
+
+    M = S Cᵀ W C S + J,   g = S Cᵀ W ȳ,
+    objective = ½ (Σ log(σ² + v) + log det M + ȳᵀ W ȳ − gᵀ M⁻¹ g) + Σ_k log(1 + θ_k²/c²).
+
+:func:`equations` is the batched reference every twin and :mod:`pyprog.value.reml` read.
+"""
+
+import numpy as np
+import scipy.linalg
+
+from pyprog._ext._checks import input_array as _input
+from pyprog._ext._checks import same_shape as _same_shape
+from pyprog._ext._checks import typed_array as _typed
+
+__all__ = ["equations", "reml_objective_grad", "reml_objectives"]
+
+
+def _model_inputs(C, y, noise, owner, n_theta) -> None:
+    _input(C, "C", 2)
+    m, P = C.shape
+    for arr, name in ((y, "y"), (noise, "noise")):
+        _input(arr, name, 1)
+        _same_shape(arr, name, (m,))
+    _typed(owner, "owner", 1, np.int64, "int64")
+    _same_shape(owner, "owner", (P,))
+    bad = np.flatnonzero((owner < 0) | (owner >= n_theta))
+    if bad.size:
+        raise ValueError(
+            f"owner must be in [0, {n_theta}) (theta's length); got {owner[bad[0]]} at column "
+            f"{bad[0]}"
+        )
+
+
+def equations(C, y, noise, owner, thetas, day_var, prior_scale) -> tuple:
+    """The mixed model equations at each θ of ``thetas`` (G, K + 1) with the day variances
+    ``day_var`` (G,) in W (any value above −min σ²).
+
+    Returns W's diagonal (G, m), S's (G, P), CᵀWC and CᵀWȳ ((G or 1, P, P), (G or 1, P):
+    1 when every day variance is the same), M's lower Cholesky factor (G, P, P),
+    g (G, P) and the objective (G,).
+    """
+    day = np.asarray(day_var, dtype=np.float64)
+    w = 1.0 / (noise[None, :] + day[:, None])  # (G, m)
+    values, which = np.unique(day, return_inverse=True)
+    wu = 1.0 / (noise[None, :] + values[:, None])
+    gram = np.matmul(C.T[None], wu[:, :, None] * C[None])  # (U, P, P), U distinct values
+    cy = (wu * y[None, :]) @ C
+    y_w_y = (wu * y[None, :] ** 2).sum(axis=1)[which]
+    if values.size > 1:
+        gram, cy = gram[which], cy[which]
+    scale = np.concatenate([np.ones((day.size, 1)), np.abs(thetas[:, 1:])], axis=1)
+    scale = scale[:, owner]  # (G, P)
+    M = gram * scale[:, :, None] * scale[:, None, :] + np.diag((owner > 0).astype(float))[None]
+    L = np.linalg.cholesky(M)
+    g = scale * cy
+    z = np.linalg.solve(M, g[:, :, None])[:, :, 0]
+    quad = y_w_y - np.einsum("gi,gi->g", g, z)
+    logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+    m2 = -np.log(w).sum(axis=1) + logdet + quad
+    objective = 0.5 * m2 + np.log1p((thetas / prior_scale) ** 2).sum(axis=1)
+    return w, scale, gram, cy, L, g, objective
+
+
+def reml_objectives(C, y, noise, owner, thetas, day_var, prior_scale):
+    """The mixed model's objective (−log posterior, up to a constant) at many θ at once.
+
+    With W = diag(1/(σ² + v_g)) at the day variance v_g of row g and S, J as in
+    :mod:`pyprog.value.reml`::
+
+        M = S Cᵀ W C S + J,   g = S Cᵀ W ȳ,
+        f_g = ½ (Σ log(σ² + v_g) + log det M + ȳᵀ W ȳ − gᵀ M⁻¹ g) + Σ_k log(1 + θ_gk²/c²)
+
+    CᵀWC is formed once per run of rows with the same day variance.
+
+    Parameters
+    ----------
+    C : ndarray of float64, shape (m, P), C-contiguous
+        The design [X, Z_1, ..., Z_K].
+    y, noise : ndarray of float64, shape (m,)
+        The bins ȳ and their noise variances σ² (> 0).
+    owner : ndarray of int64, shape (P,)
+        The standard deviation each column has: 0 for X (s = 1, flat prior), k for Z_k.
+    thetas : ndarray of float64, shape (G, K + 1), C-contiguous
+        (τ, s_1, ..., s_K) at each row (τ enters the prior only).
+    day_var : ndarray of float64, shape (G,)
+        The day variance in W at each row, > −min σ².
+    prior_scale : float
+        c > 0.
+
+    Returns
+    -------
+    f : ndarray of float64, shape (G,)
+    """
+    _input(thetas, "thetas", 2)
+    _model_inputs(C, y, noise, owner, thetas.shape[1])
+    _input(day_var, "day_var", 1)
+    _same_shape(day_var, "day_var", (thetas.shape[0],))
+    return equations(C, y, noise, owner, thetas, day_var, float(prior_scale))[-1]
+
+
+def reml_objective_grad(C, y, noise, owner, theta, prior_scale):
+    """The mixed model's objective at θ (day variance τ²) and its gradient in θ (analytic).
+
+    With coef = M⁻¹ g, r = C S coef the fitted bins and h_n = c_nᵀ S M⁻¹ S c_n::
+
+        ∂f/∂s_k = sign(s_k) Σ_(i: owner i = k) [(M⁻¹ S A)_ii − coef_i (CᵀWȳ − A S coef)_i]
+                  + 2 s_k / (c² + s_k²)                              (A = CᵀWC)
+        ∂f/∂τ   = −τ Σ_n w_n² ((ȳ_n − r_n)² + h_n − 1/w_n) + 2 τ / (c² + τ²)
+
+    (sign(0) read as +1). Parameters as :func:`reml_objectives`, with ``theta`` of shape
+    (K + 1,).
+
+    Returns
+    -------
+    f : float
+    grad : ndarray of float64, shape (K + 1,)
+    """
+    _input(theta, "theta", 1)
+    _model_inputs(C, y, noise, owner, theta.size)
+    c = float(prior_scale)
+    w, scale, A, cy, L, g, f = equations(C, y, noise, owner, theta[None, :], theta[:1] ** 2, c)
+    w, scale, A, cy, L, g = w[0], scale[0], A[0], cy[0], L[0], g[0]
+    Minv = scipy.linalg.cho_solve((L, True), np.eye(scale.size))
+    coef = Minv @ g
+    per_col = ((Minv * scale[None, :]) * A.T).sum(axis=1) - coef * (cy - A @ (scale * coef))
+    grad = np.zeros(theta.size)
+    np.add.at(grad, owner, per_col)
+    grad[1:] *= np.where(theta[1:] < 0, -1.0, 1.0)
+    fitted = C @ (scale * coef)
+    h = np.einsum("np,pq,nq->n", C, Minv * np.outer(scale, scale), C)
+    grad[0] = -theta[0] * float(np.sum(w**2 * ((y - fitted) ** 2 + h - 1.0 / w)))
+    grad += 2.0 * theta / (c**2 + theta**2)
+    return float(f[0]), grad

@@ -143,3 +143,71 @@ class TestInputs:
             K.reml_objectives(C, y, noise, owner, np.ones((3, 3)), np.ones(2), 1.0)
         with pytest.raises(ValueError, match="noise must have shape"):
             K.reml_objective_grad(C, y, noise[:-1], owner, np.ones(3), 1.0)
+
+
+def lbfgsb_mode(C, y, noise, owner, start, c):
+    """The mode by SciPy's L-BFGS-B over the variances (the search reml_fit replaced)."""
+    import scipy.optimize
+
+    def in_variances(v):
+        s = np.sqrt(np.maximum(v, (1e-6 * c) ** 2))
+        f, g = fallback.reml_objective_grad(C, y, noise, owner, s, c)
+        return f, g / (2.0 * s)
+
+    res = scipy.optimize.minimize(
+        in_variances, start**2, jac=True, method="L-BFGS-B", bounds=[(0, None)] * start.size
+    )
+    return np.sqrt(res.x)
+
+
+class TestFit:
+    @pytest.mark.parametrize("seed", range(6))
+    def test_reaches_lbfgsb_objective(self, K, seed):
+        rng = np.random.default_rng(seed)
+        C, _, noise, owner = model(rng, 200, (3, 5))
+        # effects of every size, some absent: the mode inside and on the bounds
+        b = np.concatenate([[1.0], rng.normal(size=3) * rng.choice([0, 0.3]),
+                            rng.normal(size=5) * rng.choice([0, 0.5])])  # fmt: skip
+        y = C @ b + rng.normal(size=200) * np.sqrt(noise) + rng.normal(size=200) * 0.2 * seed % 2
+        start = np.full(3, 0.3)
+        theta, evaluations, converged = K.reml_fit(C, y, noise, owner, start, 1.0, 500)
+        assert converged and 1 < evaluations < 100 and np.all(theta >= 0)
+        ours = fallback.reml_objectives(C, y, noise, owner, theta[None], theta[:1] ** 2, 1.0)
+        ref = lbfgsb_mode(C, y, noise, owner, start, 1.0)
+        theirs = fallback.reml_objectives(C, y, noise, owner, ref[None], ref[:1] ** 2, 1.0)
+        assert ours[0] <= theirs[0] + 1e-7 * max(1.0, abs(theirs[0]))
+
+    def test_an_effect_is_found_from_zero(self, K):
+        # f is even in each s: from s = 0 a search in s would stay; in s² it leaves
+        rng = np.random.default_rng(9)
+        C, _, noise, owner = model(rng, 300, (4,))
+        y = C @ np.r_[0.0, 1.0, -1.0, 0.5, 0.2] + rng.normal(size=300) * np.sqrt(noise)
+        theta, _, converged = K.reml_fit(C, y, noise, owner, np.zeros(2), 1.0, 500)
+        assert converged and theta[1] > 0.3
+
+    def test_maxiter_reports_not_converged(self, K):
+        C, y, noise, owner = model(np.random.default_rng(10))
+        _, evaluations, converged = K.reml_fit(C, y, noise, owner, np.full(3, 0.3), 1.0, 1)
+        assert not converged and evaluations >= 2
+
+    @pytest.mark.parametrize("maxiter", [0, 2.5, True])
+    def test_maxiter_must_be_a_positive_integer(self, K, maxiter):
+        C, y, noise, owner = model(np.random.default_rng(11))
+        with pytest.raises(ValueError, match="maxiter must be an integer >= 1"):
+            K.reml_fit(C, y, noise, owner, np.full(3, 0.3), 1.0, maxiter)
+
+
+@needs_compiled
+def test_fit_twins_agree_and_share_constants():
+    for name in ("REML_ARMIJO", "REML_HALVINGS", "REML_GTOL", "REML_FTOL", "REML_FLOOR",
+                 "REML_CURVATURE"):  # fmt: skip
+        assert getattr(fallback, name) == getattr(compiled, name)
+    f, c = fallback.reml_fit, compiled.reml_fit
+    assert list(inspect.signature(f).parameters) == list(inspect.signature(c).parameters)
+    assert inspect.getdoc(f) == inspect.getdoc(c)
+    rng = np.random.default_rng(12)
+    C, _, noise, owner = model(rng, 365, (16, 7))
+    y = C @ np.r_[1.0, rng.normal(size=16) * 0.4, rng.normal(size=7) * 0.1] + rng.normal(size=365)
+    a = compiled.reml_fit(C, y, noise, owner, np.full(3, 0.3), 1.0, 500)
+    b = fallback.reml_fit(C, y, noise, owner, np.full(3, 0.3), 1.0, 500)
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-6, atol=1e-8)

@@ -300,3 +300,270 @@ cdef int _gradient(const _Design* d, const double* theta, int nt, double c, _Wor
     for i in range(nt):
         grad[i] += 2.0 * theta[i] / (c * c + theta[i] * theta[i])
     return 0
+
+
+# reml_fit's search (its docstring): Armijo's sufficient decrease, the step's halvings, the
+# stopping tolerances on the projected gradient and on the objective's relative decrease
+# (L-BFGS-B's defaults), the smallest variance at which the gradient is read, and the
+# least curvature sᵀy / (|s| |y|) of a step that updates B (below it B restarts at I).
+cdef double _ARMIJO = 1e-4
+cdef int _HALVINGS = 40
+cdef double _GTOL = 1e-5
+cdef double _FTOL = 2.220446049250313e-09
+cdef double _FLOOR = 1e-12
+cdef double _CURVATURE = 1e-10
+REML_ARMIJO, REML_HALVINGS, REML_GTOL, REML_FTOL, REML_FLOOR, REML_CURVATURE = (
+    _ARMIJO, _HALVINGS, _GTOL, _FTOL, _FLOOR, _CURVATURE
+)
+
+
+cdef int _fg_variances(const _Design* d, const double* u, int nt, double c, _Work* k,
+                       double* th, double* f, double* g) noexcept nogil:
+    """f and its gradient in u = θ²/c² (θ read at u ≥ _FLOOR): 0 or LAPACK's info."""
+    cdef int i, info
+    for i in range(nt):
+        th[i] = c * sqrt(u[i] if u[i] > _FLOOR else _FLOOR)
+    _weighted_products(d, th[0] * th[0], k)
+    info = _factor(d, th, k, f)
+    if info != 0:
+        return info
+    info = _gradient(d, th, nt, c, k, g)
+    f[0] += _log_prior(th, nt, c)
+    for i in range(nt):  # ∂f/∂u = ∂f/∂θ · c² / (2θ)
+        g[i] *= c * c / (2.0 * th[i])
+    return info
+
+
+cdef int _free_direction(const double* B, const double* g, const double* u, int n,
+                         double* bound, double* L, double* p) noexcept nogil:
+    """p = −B_FF⁻¹ g_F on the free set F (``bound[i] = 0``), 0 elsewhere; a variable at 0
+    the step would push below it joins the bound set and p is solved again. 0, or −1 when
+    B_FF is not positive definite."""
+    cdef int i, j, q, rounds
+    cdef double acc
+    cdef bint grown
+    for rounds in range(n + 1):
+        # Cholesky of B_FF in place of the full n × n (bound rows and columns: identity)
+        for i in range(n):
+            for j in range(i + 1):
+                if bound[i] != 0.0 or bound[j] != 0.0:
+                    L[i * n + j] = 1.0 if i == j else 0.0
+                    continue
+                acc = B[i * n + j]
+                for q in range(j):
+                    acc -= L[i * n + q] * L[j * n + q]
+                if i == j:
+                    if not acc > 0.0:
+                        return -1
+                    L[i * n + i] = sqrt(acc)
+                else:
+                    L[i * n + j] = acc / L[j * n + j]
+        for i in range(n):  # L z = −g_F
+            acc = 0.0 if bound[i] != 0.0 else -g[i]
+            for q in range(i):
+                acc -= L[i * n + q] * p[q]
+            p[i] = acc / L[i * n + i]
+        for i in range(n - 1, -1, -1):  # Lᵀ p = z
+            acc = p[i]
+            for q in range(i + 1, n):
+                acc -= L[q * n + i] * p[q]
+            p[i] = acc / L[i * n + i]
+        grown = False
+        for i in range(n):
+            if bound[i] == 0.0 and u[i] <= 0.0 and p[i] < 0.0:
+                bound[i] = 1.0
+                grown = True
+        if not grown:
+            return 0
+    return 0
+
+
+cdef int _bounded_bfgs(const _Design* d, double* u, int nt, double c, int maxiter,
+                       _Work* k, double* buf, int* evaluations) noexcept nogil:
+    """Minimise f over u >= 0 from u (in place) by BFGS on the free variables with a
+    backtracking search inside the bounds. 0 on convergence, 1 at maxiter, else LAPACK's
+    info."""
+    cdef double* th = buf
+    cdef double* g = buf + nt
+    cdef double* un = buf + 2 * nt
+    cdef double* gn = buf + 3 * nt
+    cdef double* p = buf + 4 * nt
+    cdef double* sv = buf + 5 * nt
+    cdef double* yv = buf + 6 * nt
+    cdef double* Bs = buf + 7 * nt
+    cdef double* bound = buf + 8 * nt
+    cdef double* B = buf + 9 * nt  # nt × nt Hessian approximation
+    cdef double* L = buf + 9 * nt + nt * nt
+    cdef int i, it, h, info, stop
+    cdef double f, fn, slope, alpha, norm, sy, ss, yy, pg, decrease, ratio
+    cdef bint first = True, bounded
+    _identity(B, nt)
+    info = _fg_variances(d, u, nt, c, k, th, &f, g)
+    evaluations[0] = 1
+    if info != 0:
+        return info
+    for it in range(maxiter):
+        # bound: at 0 with the gradient pointing out; the projected gradient's size
+        pg = 0.0
+        for i in range(nt):
+            bound[i] = 1.0 if (u[i] <= 0.0 and g[i] > 0.0) else 0.0
+            if bound[i] == 0.0 and fabs(g[i]) > pg:
+                pg = fabs(g[i])
+        if pg <= _GTOL:
+            return 0
+        if _free_direction(B, g, u, nt, bound, L, p) != 0:
+            _identity(B, nt)  # lost its curvature: start again
+            first = True
+            _free_direction(B, g, u, nt, bound, L, p)
+        norm = 0.0
+        for i in range(nt):
+            norm += p[i] * p[i]
+        if norm == 0.0:
+            return 0  # every variable that could move is held at 0
+        alpha = 1.0 / sqrt(norm) if first and norm > 1.0 else 1.0
+        # the longest step inside the bounds; the variable that stops it lands on 0
+        stop = -1
+        ratio = INFINITY
+        for i in range(nt):
+            if p[i] < 0.0 and u[i] / (-p[i]) < ratio:
+                ratio = u[i] / (-p[i])
+                stop = i
+        if ratio < alpha:
+            alpha = ratio
+        for h in range(_HALVINGS):
+            slope = 0.0
+            for i in range(nt):
+                un[i] = u[i] + alpha * p[i]
+                if un[i] < 0.0 or (i == stop and alpha == ratio):
+                    un[i] = 0.0
+                slope += g[i] * (un[i] - u[i])
+            info = _fg_variances(d, un, nt, c, k, th, &fn, gn)
+            evaluations[0] += 1
+            if info == 0 and fn <= f + _ARMIJO * slope:
+                break
+            alpha *= 0.5
+        else:
+            return 0  # no decrease along the direction: at the mode to working precision
+        if info != 0:
+            return info
+        decrease = f - fn
+        sy = 0.0
+        for i in range(nt):
+            # the curvature of the variables still free: one the step laid on its bound
+            # would scale B by the gradient's jump there
+            bounded = un[i] <= 0.0 and gn[i] > 0.0
+            sv[i] = 0.0 if bounded else un[i] - u[i]
+            yv[i] = 0.0 if bounded else gn[i] - g[i]
+            sy += sv[i] * yv[i]
+            u[i] = un[i]
+            g[i] = gn[i]
+        f = fn
+        if decrease <= _FTOL * max(fabs(f), fabs(fn + decrease), 1.0):
+            return 0
+        ss = 0.0
+        yy = 0.0
+        for i in range(nt):
+            ss += sv[i] * sv[i]
+            yy += yv[i] * yv[i]
+        if sy > _CURVATURE * sqrt(ss * yy):
+            _bfgs_update(B, sv, yv, Bs, sy, nt, first)
+            first = False
+        else:  # f is not convex along the step: B's curvature misleads, start again
+            _identity(B, nt)
+            first = True
+    return 1
+
+
+cdef void _identity(double* B, int n) noexcept nogil:
+    cdef int i
+    for i in range(n * n):
+        B[i] = 1.0 if i % (n + 1) == 0 else 0.0
+
+
+cdef void _bfgs_update(double* B, const double* s, const double* y, double* Bs, double sy,
+                       int n, bint first) noexcept nogil:
+    """B ← B − B s sᵀ B / sᵀBs + y yᵀ / sᵀy; B scaled to yᵀy / sᵀy first after a reset
+    (Nocedal & Wright, eq. 6.20, for the Hessian)."""
+    cdef int i, j
+    cdef double yy = 0.0, sBs = 0.0
+    if first:
+        for i in range(n):
+            yy += y[i] * y[i]
+        for i in range(n * n):
+            B[i] *= yy / sy
+    for i in range(n):
+        Bs[i] = 0.0
+        for j in range(n):
+            Bs[i] += B[i * n + j] * s[j]
+        sBs += s[i] * Bs[i]
+    for i in range(n):
+        for j in range(n):
+            B[i * n + j] += y[i] * y[j] / sy - Bs[i] * Bs[j] / sBs
+
+
+def reml_fit(C, y, noise, owner, start, prior_scale, maxiter):
+    """The posterior mode of θ = (τ, s_1, ..., s_K): the minimum of
+    :func:`reml_objective_grad`'s f over the variances θ² >= 0.
+
+    The search is in u = θ²/c²: BFGS on the variables not held at 0 by a gradient pointing
+    out of the bounds (the step p = −B_FF⁻¹ g_F on the free set F, a variable at 0 that p
+    would push below it joining the bound set), with a backtracking line search (Armijo's
+    condition, ``REML_ARMIJO``; the first step of length at most 1, later ones 1, none
+    beyond the bounds, where the variable that stops it lands on 0; halved up to
+    ``REML_HALVINGS`` times), B restarted at I when a step's curvature sᵀy is below
+    ``REML_CURVATURE`` |s| |y| (f is not convex everywhere) or B_FF not positive definite. It
+    stops when the projected gradient is at most ``REML_GTOL`` or f decreases by at most
+    ``REML_FTOL`` relative to itself (L-BFGS-B's defaults). In θ itself every
+    s_k = 0 is a stationary point (f is even in s_k); in θ² the gradient at 0 is
+    ½ ∂²f/∂s_k² (read at u = ``REML_FLOOR``), so an effect the log shows is found from
+    any start.
+
+    Parameters
+    ----------
+    C, y, noise, owner, prior_scale
+        As :func:`reml_objectives`.
+    start : ndarray of float64, shape (K + 1,)
+        θ to start from (signs ignored).
+    maxiter : int
+        The most BFGS steps, >= 1.
+
+    Returns
+    -------
+    theta : ndarray of float64, shape (K + 1,)
+        The mode (entries >= 0; 0 where the variance is at its bound).
+    evaluations : int
+        The evaluations of f and its gradient.
+    converged : bool
+        False at ``maxiter`` steps.
+    """
+    cdef _Design d
+    cdef _Work k
+    _design(&d, C, y, noise, owner)
+    cdef const double* st = _input(start, "start", 1)
+    cdef int nt = <int>start.shape[0], i, evaluations = 0, status = 0
+    _owners_fit(&d, nt)
+    cdef double c = _real(prior_scale, "prior_scale")
+    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
+        raise ValueError(f"maxiter must be an integer >= 1; got {maxiter!r}")
+    cdef int iters = <int>min(maxiter, 2**30)
+    cdef cnp.ndarray out = _empty(nt)
+    cdef double* u = _data(out)
+    cdef double* buf = <double*>malloc((9 * nt + 2 * nt * nt) * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    for i in range(nt):
+        u[i] = (st[i] / c) * (st[i] / c)
+    try:
+        _work_alloc(&k, d.m, d.P)
+        try:
+            with nogil:
+                status = _bounded_bfgs(&d, u, nt, c, iters, &k, buf, &evaluations)
+        finally:
+            _work_free(&k)
+    finally:
+        free(buf)
+    if status > 1:
+        raise _np.linalg.LinAlgError(f"M is not positive definite (LAPACK info {status})")
+    for i in range(nt):
+        u[i] = c * sqrt(u[i])
+    return out, evaluations, status == 0

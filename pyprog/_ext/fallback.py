@@ -29,7 +29,17 @@ from pyprog._ext.fallback_bootstrap import (  # noqa: F401  (re-exported: kernel
     signed_rows,
     wild_bootstrap_t,
 )
-from pyprog._ext.fallback_reml import reml_objective_grad, reml_objectives  # noqa: F401
+from pyprog._ext.fallback_reml import (  # noqa: F401  (re-exported)
+    REML_ARMIJO,
+    REML_CURVATURE,
+    REML_FLOOR,
+    REML_FTOL,
+    REML_GTOL,
+    REML_HALVINGS,
+    reml_fit,
+    reml_objective_grad,
+    reml_objectives,
+)
 
 # The normal equations lose about cond(A)·eps digits (A = ΦᵀΛΦ, scaled to unit diagonal):
 # while LAPACK's estimate of 1/cond(A) (dpocon) is at least this, Cholesky of A is accurate

@@ -11,6 +11,8 @@ W = diag(1/(σ² + v)), and θ = (τ, s_1, ..., s_K) with half-Cauchy priors of 
 :func:`equations` is the batched reference every twin and :mod:`pyprog.value.reml` read.
 """
 
+import numbers
+
 import numpy as np
 import scipy.linalg
 
@@ -18,7 +20,18 @@ from pyprog._ext._checks import input_array as _input
 from pyprog._ext._checks import same_shape as _same_shape
 from pyprog._ext._checks import typed_array as _typed
 
-__all__ = ["equations", "reml_objective_grad", "reml_objectives"]
+__all__ = ["equations", "reml_fit", "reml_objective_grad", "reml_objectives"]
+
+# reml_fit's search (its docstring): Armijo's sufficient decrease, the step's halvings, the
+# stopping tolerances on the projected gradient and on the objective's relative decrease
+# (L-BFGS-B's defaults), the smallest variance at which the gradient is read, and the
+# least curvature sᵀy / (|s| |y|) of a step that updates B (below it B restarts at I).
+REML_ARMIJO = 1e-4
+REML_HALVINGS = 40
+REML_GTOL = 1e-5
+REML_FTOL = 2.220446049250313e-09
+REML_FLOOR = 1e-12
+REML_CURVATURE = 1e-10
 
 
 def _model_inputs(C, y, noise, owner, n_theta) -> None:
@@ -137,3 +150,122 @@ def reml_objective_grad(C, y, noise, owner, theta, prior_scale):
     grad[0] = -theta[0] * float(np.sum(w**2 * ((y - fitted) ** 2 + h - 1.0 / w)))
     grad += 2.0 * theta / (c**2 + theta**2)
     return float(f[0]), grad
+
+
+def reml_fit(C, y, noise, owner, start, prior_scale, maxiter):
+    """The posterior mode of θ = (τ, s_1, ..., s_K): the minimum of
+    :func:`reml_objective_grad`'s f over the variances θ² >= 0.
+
+    The search is in u = θ²/c²: BFGS on the variables not held at 0 by a gradient pointing
+    out of the bounds (the step p = −B_FF⁻¹ g_F on the free set F, a variable at 0 that p
+    would push below it joining the bound set), with a backtracking line search (Armijo's
+    condition, ``REML_ARMIJO``; the first step of length at most 1, later ones 1, none
+    beyond the bounds, where the variable that stops it lands on 0; halved up to
+    ``REML_HALVINGS`` times), B restarted at I when a step's curvature sᵀy is below
+    ``REML_CURVATURE`` |s| |y| (f is not convex everywhere) or B_FF not positive definite. It
+    stops when the projected gradient is at most ``REML_GTOL`` or f decreases by at most
+    ``REML_FTOL`` relative to itself (L-BFGS-B's defaults). In θ itself every
+    s_k = 0 is a stationary point (f is even in s_k); in θ² the gradient at 0 is
+    ½ ∂²f/∂s_k² (read at u = ``REML_FLOOR``), so an effect the log shows is found from
+    any start.
+
+    Parameters
+    ----------
+    C, y, noise, owner, prior_scale
+        As :func:`reml_objectives`.
+    start : ndarray of float64, shape (K + 1,)
+        θ to start from (signs ignored).
+    maxiter : int
+        The most BFGS steps, >= 1.
+
+    Returns
+    -------
+    theta : ndarray of float64, shape (K + 1,)
+        The mode (entries >= 0; 0 where the variance is at its bound).
+    evaluations : int
+        The evaluations of f and its gradient.
+    converged : bool
+        False at ``maxiter`` steps.
+    """
+    _input(start, "start", 1)
+    _model_inputs(C, y, noise, owner, start.size)
+    c = float(prior_scale)
+    if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
+        raise ValueError(f"maxiter must be an integer >= 1; got {maxiter!r}")
+
+    def fg(u):
+        theta = c * np.sqrt(np.maximum(u, REML_FLOOR))
+        f, grad = reml_objective_grad(C, y, noise, owner, theta, c)
+        if not np.isfinite(f):
+            raise np.linalg.LinAlgError("M is not positive definite")
+        return f, grad * c * c / (2.0 * theta)  # ∂f/∂u = ∂f/∂θ · c² / (2θ)
+
+    n = start.size
+    u = (start / c) ** 2
+    f, g = fg(u)
+    B, first, evaluations = np.eye(n), True, 1
+    for _ in range(int(min(maxiter, 2**30))):
+        bound = (u <= 0.0) & (g > 0.0)  # held at 0 by a gradient pointing outward
+        if np.max(np.abs(np.where(bound, 0.0, g))) <= REML_GTOL:
+            return c * np.sqrt(u), evaluations, True
+        p = _free_direction(B, g, u, bound)
+        if p is None:  # B lost its curvature: start again
+            B, first = np.eye(n), True
+            p = _free_direction(B, g, u, bound)
+        norm = float(np.sqrt(p @ p))
+        if norm == 0.0:  # every variable that could move is held at 0
+            return c * np.sqrt(u), evaluations, True
+        alpha = 1.0 / norm if first and norm > 1.0 else 1.0
+        # the longest step inside the bounds; the variable that stops it lands on 0
+        ratio = np.where(p < 0.0, u / np.where(p < 0.0, -p, 1.0), np.inf)
+        stop = int(np.argmin(ratio))
+        alpha = min(alpha, float(ratio[stop]))
+        for _ in range(REML_HALVINGS):
+            un = np.maximum(u + alpha * p, 0.0)
+            if alpha == ratio[stop]:
+                un[stop] = 0.0
+            fn, gn = fg(un)
+            evaluations += 1
+            if fn <= f + REML_ARMIJO * float(g @ (un - u)):
+                break
+            alpha *= 0.5
+        else:  # no decrease along the direction: at the mode to working precision
+            return c * np.sqrt(u), evaluations, True
+        # the curvature of the variables still free: one the step laid on its bound would
+        # scale B by the gradient's jump there
+        held = (un <= 0.0) & (gn > 0.0)
+        decrease, s, yv = f - fn, np.where(held, 0.0, un - u), np.where(held, 0.0, gn - g)
+        u, g, f = un, gn, fn
+        if decrease <= REML_FTOL * max(abs(fn), abs(fn + decrease), 1.0):
+            return c * np.sqrt(u), evaluations, True
+        sy = float(s @ yv)
+        if sy > REML_CURVATURE * float(np.sqrt((s @ s) * (yv @ yv))):
+            if first:  # Nocedal & Wright, eq. 6.20, for the Hessian
+                B = B * (float(yv @ yv) / sy)
+            Bs = B @ s
+            B = B + np.outer(yv, yv) / sy - np.outer(Bs, Bs) / float(s @ Bs)
+            first = False
+        else:  # f is not convex along the step: B's curvature misleads, start again
+            B, first = np.eye(n), True
+    return c * np.sqrt(u), evaluations, False
+
+
+def _free_direction(B, g, u, bound):
+    """p = −B_FF⁻¹ g_F on the free set F (not ``bound``), 0 elsewhere; a variable at 0 the
+    step would push below it joins the bound set and p is solved again. None when B_FF is
+    not positive definite."""
+    bound = bound.copy()
+    for _ in range(u.size + 1):
+        free = ~bound
+        # B_FF, the bound rows and columns the identity (as the kernel's Cholesky)
+        Bf = np.where(free[:, None] & free[None, :], B, np.eye(u.size))
+        try:
+            L = np.linalg.cholesky(Bf)
+        except np.linalg.LinAlgError:
+            return None
+        p = scipy.linalg.cho_solve((L, True), np.where(free, -g, 0.0))
+        grown = free & (u <= 0.0) & (p < 0.0)
+        if not grown.any():
+            return p
+        bound |= grown
+    return p

@@ -149,26 +149,17 @@ class MixedModel:
         return self.C, self.y, self.noise, self.owner
 
     def fit(self, start: np.ndarray | None = None, maxiter: int = 500) -> Solved:
-        """The posterior mode of θ (L-BFGS-B over the variances θ² ≥ 0, from ``start``).
+        """The posterior mode of θ (the compiled ``reml_fit``: BFGS over the variances
+        θ² ≥ 0, from ``start``).
 
         In θ itself every s_k = 0 is a stationary point (the objective is even in s_k), so
         a search there stops on it whatever the data; in θ² the boundary 0 has the
         gradient ½ ∂²/∂s_k², and an effect the log shows is found from any start.
         """
         theta0 = np.full(self.K + 1, 0.3 * self.prior_scale) if start is None else start
-        floor = (1e-6 * self.prior_scale) ** 2
-
-        def in_variances(v: np.ndarray) -> tuple[float, np.ndarray]:
-            s = np.sqrt(np.maximum(v, floor))
-            value, grad = self.objective_and_grad(s)
-            return value, grad / (2.0 * s)
-
-        res = scipy.optimize.minimize(
-            in_variances, np.asarray(theta0, dtype=np.float64) ** 2, jac=True,
-            method="L-BFGS-B", bounds=[(0.0, None)] * (self.K + 1),
-            options={"maxiter": maxiter},
-        )  # fmt: skip
-        return self.solve(np.sqrt(res.x))
+        theta0 = np.ascontiguousarray(theta0, dtype=np.float64)
+        theta, _, _ = kernels.reml_fit(*self._model, theta0, self.prior_scale, maxiter)
+        return self.solve(theta)
 
     def log_evidence(self, mode: Solved) -> float:
         """log of the marginal likelihood ∫ L_R(θ) p(θ) dθ, the half-Cauchy priors normalised.

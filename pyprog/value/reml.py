@@ -25,7 +25,7 @@ which keeps the day's deviation in the interval when the log cannot tell it from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 
 import numpy as np
 import scipy.integrate
@@ -50,14 +50,16 @@ PROBE = 16
 CD_REACH = 4.0
 
 
-@dataclass(frozen=True)
 class Solved:
-    """The mixed model equations at one set of standard deviations.
+    """The mixed model equations at one set of standard deviations, formed when first read
+    (a fit and the evidence read only θ and the objective).
 
     Attributes
     ----------
     theta : numpy.ndarray, shape (K + 1,)
         (τ, s_1, ..., s_K).
+    objective : float
+        −log posterior (half of −2 log L_R, minus the log prior), up to a constant.
     scale : numpy.ndarray, shape (P,)
         S's diagonal.
     chol : tuple
@@ -65,21 +67,42 @@ class Solved:
     g : numpy.ndarray, shape (P,)
         S Cᵀ W ȳ.
     gram, cy : numpy.ndarray, shape (P, P) and (P,)
-        Cᵀ W C and Cᵀ W ȳ, unscaled (the gradient's too).
+        Cᵀ W C and Cᵀ W ȳ, unscaled.
     w : numpy.ndarray, shape (m,)
         1/(σ² + τ²).
-    objective : float
-        −log posterior (half of −2 log L_R, minus the log prior), up to a constant.
     """
 
-    theta: np.ndarray
-    scale: np.ndarray
-    chol: tuple
-    g: np.ndarray
-    gram: np.ndarray
-    cy: np.ndarray
-    w: np.ndarray
-    objective: float
+    def __init__(self, model: MixedModel, theta: np.ndarray, objective: float) -> None:
+        self._model, self.theta, self.objective = model, theta, objective
+
+    @functools.cached_property
+    def _equations(self) -> tuple:
+        w, scale, gram, cy, L, g, _ = self._model._equations(self.theta[None, :])
+        return w[0], scale[0], gram[0], cy[0], L[0], g[0]
+
+    @property
+    def w(self) -> np.ndarray:
+        return self._equations[0]
+
+    @property
+    def scale(self) -> np.ndarray:
+        return self._equations[1]
+
+    @property
+    def gram(self) -> np.ndarray:
+        return self._equations[2]
+
+    @property
+    def cy(self) -> np.ndarray:
+        return self._equations[3]
+
+    @property
+    def chol(self) -> tuple:
+        return self._equations[4], True
+
+    @property
+    def g(self) -> np.ndarray:
+        return self._equations[5]
 
     @property
     def coef(self) -> np.ndarray:
@@ -132,11 +155,8 @@ class MixedModel:
 
     def solve(self, theta: np.ndarray) -> Solved:
         """The equations at θ = (τ, s_1..s_K), and the objective there."""
-        theta = np.asarray(theta, dtype=np.float64)
-        w, scale, gram, cy, L, g, objective = self._equations(theta[None, :])
-        return Solved(
-            theta, scale[0], (L[0], True), g[0], gram[0], cy[0], w[0], float(objective[0])
-        )
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        return Solved(self, theta, float(self.objectives(theta[None, :])[0]))
 
     def objective_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """−log posterior and its gradient in θ (analytic; the compiled

@@ -126,6 +126,21 @@ class TestTwins:
             np.testing.assert_allclose(gc, gf, rtol=1e-8, atol=1e-10 * np.abs(gf).max())
 
 
+class TestNotPositiveDefinite:
+    """A fixed column without weight leaves M singular: NaN, and a fit that says so."""
+
+    def test_nan_and_an_error_at_the_start(self, K):
+        C, y, noise, owner = model(np.random.default_rng(13))
+        C[:, 0] = 0.0
+        theta = np.full(3, 0.3)
+        f = K.reml_objectives(C, y, noise, owner, np.tile(theta, (2, 1)), np.full(2, 0.09), 1.0)
+        assert np.isnan(f).all()
+        f, g = K.reml_objective_grad(C, y, noise, owner, theta, 1.0)
+        assert np.isnan(f) and np.isnan(g).all()
+        with pytest.raises(np.linalg.LinAlgError, match="not positive definite at start"):
+            K.reml_fit(C, y, noise, owner, theta, 1.0, 500)
+
+
 class TestInputs:
     def test_owner_must_be_int64(self, K):
         C, y, noise, owner = model(np.random.default_rng(5))

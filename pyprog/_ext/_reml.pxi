@@ -171,6 +171,7 @@ def reml_objectives(C, y, noise, owner, thetas, day_var, prior_scale):
     Returns
     -------
     f : ndarray of float64, shape (G,)
+        NaN where M is not positive definite (a fixed column without weight).
     """
     cdef _Design d
     cdef _Work k
@@ -214,6 +215,7 @@ def reml_objective_grad(C, y, noise, owner, theta, prior_scale):
     -------
     f : float
     grad : ndarray of float64, shape (K + 1,)
+        Both NaN where M is not positive definite.
     """
     cdef _Design d
     cdef _Work k
@@ -381,8 +383,9 @@ cdef int _free_direction(const double* B, const double* g, const double* u, int 
 cdef int _bounded_bfgs(const _Design* d, double* u, int nt, double c, int maxiter,
                        _Work* k, double* buf, int* evaluations) noexcept nogil:
     """Minimise f over u >= 0 from u (in place) by BFGS on the free variables with a
-    backtracking search inside the bounds. 0 on convergence, 1 at maxiter, else LAPACK's
-    info."""
+    backtracking search inside the bounds (a trial point where M is not positive definite
+    is rejected). 0 on convergence, 1 at maxiter, 2 when M is not positive definite at the
+    start."""
     cdef double* th = buf
     cdef double* g = buf + nt
     cdef double* un = buf + 2 * nt
@@ -401,7 +404,7 @@ cdef int _bounded_bfgs(const _Design* d, double* u, int nt, double c, int maxite
     info = _fg_variances(d, u, nt, c, k, th, &f, g)
     evaluations[0] = 1
     if info != 0:
-        return info
+        return 2
     for it in range(maxiter):
         # bound: at 0 with the gradient pointing out; the projected gradient's size
         pg = 0.0
@@ -444,8 +447,6 @@ cdef int _bounded_bfgs(const _Design* d, double* u, int nt, double c, int maxite
             alpha *= 0.5
         else:
             return 0  # no decrease along the direction: at the mode to working precision
-        if info != 0:
-            return info
         decrease = f - fn
         sy = 0.0
         for i in range(nt):
@@ -563,7 +564,7 @@ def reml_fit(C, y, noise, owner, start, prior_scale, maxiter):
     finally:
         free(buf)
     if status > 1:
-        raise _np.linalg.LinAlgError(f"M is not positive definite (LAPACK info {status})")
+        raise _np.linalg.LinAlgError("M is not positive definite at start")
     for i in range(nt):
         u[i] = c * sqrt(u[i])
     return out, evaluations, status == 0

@@ -109,12 +109,25 @@ def reml_objectives(C, y, noise, owner, thetas, day_var, prior_scale):
     Returns
     -------
     f : ndarray of float64, shape (G,)
+        NaN where M is not positive definite (a fixed column without weight).
     """
     _input(thetas, "thetas", 2)
     _model_inputs(C, y, noise, owner, thetas.shape[1])
     _input(day_var, "day_var", 1)
     _same_shape(day_var, "day_var", (thetas.shape[0],))
-    return equations(C, y, noise, owner, thetas, day_var, float(prior_scale))[-1]
+    try:
+        return equations(C, y, noise, owner, thetas, day_var, float(prior_scale))[-1]
+    except np.linalg.LinAlgError:  # some M not positive definite: NaN there, as the kernel
+        return np.array([_objective_or_nan(C, y, noise, owner, t, v, prior_scale)
+                         for t, v in zip(thetas, day_var, strict=True)])  # fmt: skip
+
+
+def _objective_or_nan(C, y, noise, owner, theta, v, prior_scale) -> float:
+    try:
+        args = (C, y, noise, owner, theta[None, :], np.array([v]), float(prior_scale))
+        return float(equations(*args)[-1][0])
+    except np.linalg.LinAlgError:
+        return np.nan
 
 
 def reml_objective_grad(C, y, noise, owner, theta, prior_scale):
@@ -133,11 +146,15 @@ def reml_objective_grad(C, y, noise, owner, theta, prior_scale):
     -------
     f : float
     grad : ndarray of float64, shape (K + 1,)
+        Both NaN where M is not positive definite.
     """
     _input(theta, "theta", 1)
     _model_inputs(C, y, noise, owner, theta.size)
     c = float(prior_scale)
-    w, scale, A, cy, L, g, f = equations(C, y, noise, owner, theta[None, :], theta[:1] ** 2, c)
+    try:
+        w, scale, A, cy, L, g, f = equations(C, y, noise, owner, theta[None, :], theta[:1] ** 2, c)
+    except np.linalg.LinAlgError:  # M not positive definite
+        return np.nan, np.full(theta.size, np.nan)
     w, scale, A, cy, L, g = w[0], scale[0], A[0], cy[0], L[0], g[0]
     Minv = scipy.linalg.cho_solve((L, True), np.eye(scale.size))
     coef = Minv @ g
@@ -193,16 +210,16 @@ def reml_fit(C, y, noise, owner, start, prior_scale, maxiter):
     if isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral) or maxiter < 1:
         raise ValueError(f"maxiter must be an integer >= 1; got {maxiter!r}")
 
-    def fg(u):
+    def fg(u):  # NaN where M is not positive definite: a trial point the search rejects
         theta = c * np.sqrt(np.maximum(u, REML_FLOOR))
         f, grad = reml_objective_grad(C, y, noise, owner, theta, c)
-        if not np.isfinite(f):
-            raise np.linalg.LinAlgError("M is not positive definite")
         return f, grad * c * c / (2.0 * theta)  # ∂f/∂u = ∂f/∂θ · c² / (2θ)
 
     n = start.size
     u = (start / c) ** 2
     f, g = fg(u)
+    if not np.isfinite(f):
+        raise np.linalg.LinAlgError("M is not positive definite at start")
     B, first, evaluations = np.eye(n), True, 1
     for _ in range(int(min(maxiter, 2**30))):
         bound = (u <= 0.0) & (g > 0.0)  # held at 0 by a gradient pointing outward

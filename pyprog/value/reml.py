@@ -30,7 +30,6 @@ import functools
 import numpy as np
 import scipy.integrate
 import scipy.linalg
-import scipy.optimize
 import scipy.special
 
 from pyprog._ext.backend import kernels

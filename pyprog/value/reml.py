@@ -72,11 +72,11 @@ class Solved:
     """
 
     def __init__(self, model: MixedModel, theta: np.ndarray, objective: float) -> None:
-        self._model, self.theta, self.objective = model, theta, objective
+        self._mm, self.theta, self.objective = model, theta, objective
 
     @functools.cached_property
     def _equations(self) -> tuple:
-        w, scale, gram, cy, L, g, _ = self._model._equations(self.theta[None, :])
+        w, scale, gram, cy, L, g, _ = self._mm._equations(self.theta[None, :])
         return w[0], scale[0], gram[0], cy[0], L[0], g[0]
 
     @property
@@ -165,6 +165,7 @@ class MixedModel:
 
     @property
     def _model(self) -> tuple:
+        """(C, ȳ, σ², owner): the arguments every kernel of ``_reml.pxi`` takes first."""
         return self.C, self.y, self.noise, self.owner
 
     def fit(self, start: np.ndarray | None = None, maxiter: int = 500) -> Solved:

@@ -5,7 +5,9 @@ Targets: fused PDIS >= 3x the fallback at (N, H) = (1000, 500) (issue 20: >= 15x
 >= 10x a tuned NumPy version, with a streaming floor beside them (``-k floor``: reading the
 four inputs and writing the output in one compiled pass, nothing else); WLS forecast with its
 gradients >= 5x at N = 1000, d = 7. The softmax-MLP passes have no target of their own: they
-are most of the NS-Reacher run (bench_runs.py), timed here at its mean buffer size.
+are most of the NS-Reacher run (bench_runs.py), timed here at its mean buffer size; nor do
+the mixed model's REML objective and mode search (``pyprog.value``), timed at a year of day
+bins under 16 blocks and the day of the week, the search against SciPy's L-BFGS-B.
 """
 
 import numba
@@ -257,3 +259,57 @@ def bench_softmax_backward(benchmark, impl, K, role):
         K.softmax_backward, obs, actions, hidden, log_probs, probs, entropy, W1, W, c, e
     )
     assert grad.shape == (32 * 3 + 4 * 33,)
+
+
+def mixed_model(m=365, seed=0):
+    """A year of day bins under 16 blocks of the year and the day of the week (P = 24),
+    as ``pyprog.value`` fits them: (C, y, noise, owner)."""
+    rng = np.random.default_rng(seed)
+    day = np.arange(m)
+    blocks16 = np.eye(16)[(day * 16) // m]
+    dow = np.eye(7)[day % 7]
+    C = np.ascontiguousarray(np.hstack([np.ones((m, 1)), blocks16, dow]))
+    owner = np.r_[0, np.full(16, 1), np.full(7, 2)].astype(np.int64)
+    noise = rng.uniform(0.2, 0.4, m)
+    y = C @ np.r_[1.0, 0.4 * rng.normal(size=16), 0.1 * rng.normal(size=7)]
+    return C, y + rng.normal(size=m) * np.sqrt(noise), noise, owner
+
+
+@pytest.mark.parametrize("impl, K, role", IMPLS, ids=[i[0] for i in IMPLS])
+def bench_reml_objective_grad(benchmark, impl, K, role):
+    benchmark.group = "reml_objective_grad m = 365, P = 24"
+    benchmark.extra_info.update(impl=impl, role=role)
+    C, y, noise, owner = mixed_model()
+    f, g = benchmark(K.reml_objective_grad, C, y, noise, owner, np.array([0.1, 0.4, 0.1]), 0.6)
+    assert np.isfinite(f) and g.shape == (3,)
+
+
+def lbfgsb_fit(C, y, noise, owner, start, c, maxiter):
+    """The search ``reml_fit`` replaced: SciPy's L-BFGS-B over the variances, on the compiled
+    objective and gradient."""
+    import scipy.optimize
+
+    def in_variances(v):
+        s = np.sqrt(np.maximum(v, (1e-6 * c) ** 2))
+        f, g = compiled.reml_objective_grad(C, y, noise, owner, s, c)
+        return f, g / (2.0 * s)
+
+    res = scipy.optimize.minimize(
+        in_variances, start**2, jac=True, method="L-BFGS-B",
+        bounds=[(0.0, None)] * start.size, options={"maxiter": maxiter},
+    )  # fmt: skip
+    return np.sqrt(res.x), res.nfev, res.success
+
+
+FITS = [("scipy L-BFGS-B", lbfgsb_fit, "baseline"), ("cython", None, "candidate")]
+
+
+@pytest.mark.parametrize("impl, fit, role", FITS, ids=[i[0] for i in FITS])
+def bench_reml_fit(benchmark, impl, fit, role):
+    benchmark.group = "reml_fit m = 365, P = 24 vs L-BFGS-B on the compiled objective"
+    benchmark.extra_info.update(impl=impl, role=role)
+    C, y, noise, owner = mixed_model()
+    theta, evaluations, ok = benchmark(
+        fit or compiled.reml_fit, C, y, noise, owner, np.full(3, 0.18), 0.6, 500
+    )
+    assert ok and theta.shape == (3,)

@@ -24,6 +24,7 @@ cdef struct _Work:
     double* z     # (P,)
     double* Minv  # (P, P)
     double* u     # (P,)
+    double* A2    # (P, P) Cᵀ W² C, upper triangle (the gradient in τ)
     double ywy
     double sum_log_var  # Σ log(σ² + v)
 
@@ -38,7 +39,8 @@ cdef int _work_alloc(_Work* k, int m, int P) except -1:
     k.z = <double*>malloc(max(P, 1) * sizeof(double))
     k.Minv = <double*>malloc(max(P * P, 1) * sizeof(double))
     k.u = <double*>malloc(max(P, 1) * sizeof(double))
-    if not (k.w and k.X and k.A and k.cy and k.M and k.s and k.z and k.Minv and k.u):
+    k.A2 = <double*>malloc(max(P * P, 1) * sizeof(double))
+    if not (k.w and k.X and k.A and k.cy and k.M and k.s and k.z and k.Minv and k.u and k.A2):
         _work_free(k)
         raise MemoryError()
     return 0
@@ -54,6 +56,7 @@ cdef void _work_free(_Work* k) noexcept:
     free(k.z)
     free(k.Minv)
     free(k.u)
+    free(k.A2)
 
 
 cdef void _weighted_products(const _Design* d, double v, _Work* k) noexcept nogil:
@@ -248,8 +251,8 @@ cdef int _gradient(const _Design* d, const double* theta, int nt, double c, _Wor
                    double* grad) noexcept nogil:
     """∂f/∂θ (reml_objective_grad's docstring), M's factor and S in ``k``. 0 or LAPACK's info."""
     cdef int i, j, n, info = 0, P = d.P, m = d.m
-    cdef char lower = b'L'
-    cdef double acc, r, h, e, wn, t0 = 0.0
+    cdef char lower = b'L', upper = b'U', notrans = b'N'
+    cdef double acc, r, h, e, wn, t0 = 0.0, one = 1.0, zero = 0.0
     # M⁻¹ from the factor (dpotri: lower triangle), made full
     for i in range(P * P):
         k.Minv[i] = k.M[i]
@@ -281,23 +284,22 @@ cdef int _gradient(const _Design* d, const double* theta, int nt, double c, _Wor
     for i in range(1, nt):
         if theta[i] < 0:
             grad[i] = -grad[i]
-    # τ: B = S M⁻¹ S into Minv; per bin the fitted value r_n = c_n·u and h_n = c_nᵀ B c_n
-    for j in range(P):
-        for i in range(P):
-            k.Minv[j * P + i] *= k.s[i] * k.s[j]
+    # τ: Σ_n w_n² h_n = tr(S M⁻¹ S · Cᵀ W² C) (A₂ = Cᵀ W² C by dsyrk of w ∘ C, upper
+    # triangle, into X's rows after them), and Σ_n w_n² ((ȳ_n − r_n)² − 1/w_n) per bin
     if theta[0] != 0.0:
         for n in range(m):
             r = 0.0
-            h = 0.0
             for i in range(P):
                 r += d.C[n * P + i] * k.u[i]
-                acc = 0.0
-                for j in range(P):
-                    acc += k.Minv[i * P + j] * d.C[n * P + j]
-                h += d.C[n * P + i] * acc
+                k.X[n * P + i] = k.w[n] * d.C[n * P + i]
             e = d.y[n] - r
             wn = k.w[n]
-            t0 += wn * wn * (e * e + h - 1.0 / wn)
+            t0 += wn * wn * e * e - wn
+        dsyrk(&upper, &notrans, &P, &m, &one, k.X, &P, &zero, k.A2, &P)
+        for j in range(P):
+            for i in range(j + 1):  # A₂'s upper triangle: (i, j) at [j P + i], i <= j
+                h = k.Minv[j * P + i] * k.s[i] * k.s[j] * k.A2[j * P + i]
+                t0 += h if i == j else 2.0 * h
         grad[0] = -theta[0] * t0
     for i in range(nt):
         grad[i] += 2.0 * theta[i] / (c * c + theta[i] * theta[i])

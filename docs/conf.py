@@ -152,7 +152,12 @@ API_MODULES = {
         "pyprog.utils.figures",
         "pyprog.utils.machine",
     ],
-    "_ext": ["pyprog._ext.backend", "pyprog._ext.fallback", "pyprog._ext.fallback_bootstrap"],
+    "_ext": [
+        "pyprog._ext.backend",
+        "pyprog._ext.fallback",
+        "pyprog._ext.fallback_bootstrap",
+        "pyprog._ext.fallback_reml",
+    ],
 }
 
 autodoc_default_options = {"members": True, "show-inheritance": True}

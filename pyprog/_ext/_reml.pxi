@@ -309,7 +309,7 @@ cdef int _gradient(const _Design* d, const double* theta, int nt, double c, _Wor
 # reml_fit's search (its docstring): Armijo's sufficient decrease, the step's halvings, the
 # stopping tolerances on the projected gradient and on the objective's relative decrease
 # (L-BFGS-B's defaults), the smallest variance at which the gradient is read, and the
-# least curvature sᵀy / (|s| |y|) of a step that updates B (below it B restarts at I).
+# least curvature sᵀy / (‖s‖ ‖y‖) of a step that updates B (below it B restarts at I).
 cdef double _ARMIJO = 1e-4
 cdef int _HALVINGS = 40
 cdef double _GTOL = 1e-5
@@ -514,7 +514,7 @@ def reml_fit(C, y, noise, owner, start, prior_scale, maxiter):
     condition, ``REML_ARMIJO``; the first step of length at most 1, later ones 1, none
     beyond the bounds, where the variable that stops it lands on 0; halved up to
     ``REML_HALVINGS`` times), B restarted at I when a step's curvature sᵀy is below
-    ``REML_CURVATURE`` |s| |y| (f is not convex everywhere) or B_FF not positive definite. It
+    ``REML_CURVATURE`` ‖s‖ ‖y‖ (f is not convex everywhere) or B_FF not positive definite. It
     stops when the projected gradient is at most ``REML_GTOL`` or f decreases by at most
     ``REML_FTOL`` relative to itself (L-BFGS-B's defaults). In θ itself every
     s_k = 0 is a stationary point (f is even in s_k); in θ² the gradient at 0 is

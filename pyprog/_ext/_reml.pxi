@@ -30,7 +30,7 @@ cdef struct _Work:
 
 
 cdef int _work_alloc(_Work* k, int m, int P) except -1:
-    k.w = <double*>malloc(m * sizeof(double))
+    k.w = <double*>malloc(max(m, 1) * sizeof(double))
     k.X = <double*>malloc(max(m * P, 1) * sizeof(double))
     k.A = <double*>malloc(max(P * P, 1) * sizeof(double))
     k.cy = <double*>malloc(max(P, 1) * sizeof(double))
@@ -284,8 +284,8 @@ cdef int _gradient(const _Design* d, const double* theta, int nt, double c, _Wor
     for i in range(1, nt):
         if theta[i] < 0:
             grad[i] = -grad[i]
-    # τ: Σ_n w_n² h_n = tr(S M⁻¹ S · Cᵀ W² C) (A₂ = Cᵀ W² C by dsyrk of w ∘ C, upper
-    # triangle, into X's rows after them), and Σ_n w_n² ((ȳ_n − r_n)² − 1/w_n) per bin
+    # τ: Σ_n w_n² ((ȳ_n − r_n)² − 1/w_n) bin by bin, and Σ_n w_n² h_n = tr(S M⁻¹ S A₂) with
+    # A₂ = Cᵀ W² C (upper triangle), by dsyrk of w ∘ C written over X (no longer needed)
     if theta[0] != 0.0:
         for n in range(m):
             r = 0.0

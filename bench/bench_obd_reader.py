@@ -30,7 +30,7 @@ import pytest
 from bench_long_logs import peak_mib
 from obd_csv import write_obd_csv
 
-from pyprog.forecast.readers import read_obd_csv
+from pyprog.logs.readers import read_obd_csv
 
 MIB = 50
 
@@ -38,7 +38,7 @@ PEAK = textwrap.dedent(
     """
     import re, sys
     import numpy as np
-    from pyprog.forecast.readers import read_obd_csv
+    from pyprog.logs.readers import read_obd_csv
 
     def status(key):
         text = open("/proc/self/status").read()

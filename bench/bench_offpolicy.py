@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyprog.offpolicy import PeriodBlocks, round_estimates
+from pyprog.offpolicy import round_estimates
+from pyprog.timeseries import PeriodBlocks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from contextual_year import YEAR, YearOfRounds

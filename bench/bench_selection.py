@@ -20,7 +20,8 @@ import pytest
 
 import pyprog
 from pyprog.forecast import post_selection, selection
-from pyprog.forecast.forecasters import ForecastError, parse_forecaster
+from pyprog.forecast.forecasters import parse_forecaster
+from pyprog.timeseries.errors import ForecastError
 
 N, DELTA, B = 1000, 5, 2000
 RESULTS: dict = {}

@@ -13,7 +13,7 @@ import pytest
 import pyprog
 from pyprog._ext import fallback
 from pyprog.forecast.bases import forecast_design
-from pyprog.forecast.logs import read_logs
+from pyprog.logs.episodes_csv import read_logs
 
 compiled = pytest.importorskip("pyprog._ext._kernels", reason="compiled kernels not built")
 

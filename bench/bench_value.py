@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyprog.forecast.value import forecast_value
 from pyprog.offpolicy import round_estimates
-from pyprog.offpolicy.time_candidates import default_reward_time_model
+from pyprog.value.candidates import default_reward_time_model
+from pyprog.value.forecast import forecast_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from contextual_year import YEAR, YearOfRounds

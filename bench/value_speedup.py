@@ -28,7 +28,7 @@ sys.path.insert(0, {tests!r})
 import numpy as np
 from threadpoolctl import threadpool_limits
 from contextual_year import MISSPEC_TRUTHS, YEAR, MisspecifiedYear, YearOfRounds
-from pyprog.forecast.value import forecast_value
+from pyprog.value.forecast import forecast_value
 
 shape = {shape!r}
 gen = MisspecifiedYear(truth=shape) if shape in MISSPEC_TRUTHS else YearOfRounds(shape)

@@ -49,8 +49,8 @@ from pathlib import Path
 import numpy as np
 
 import pyprog
-from pyprog.forecast.logs import Logs
-from pyprog.forecast.readers import read_obd_csv
+from pyprog.logs.episodes import Logs
+from pyprog.logs.readers import read_obd_csv
 
 UNIFORM = 1 / 80  # the random policy's probability of any item at any position, campaign "all"
 Z = 1.959963984540054  # 95 % normal quantile

@@ -28,45 +28,38 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from pyprog.envs.diabetes.parameters import basal_rate
     from pyprog.envs.diabetes.patient import simulate_patient
     from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis, time_index
-    from pyprog.forecast.estimators import (
-        Forecast,
-        PDISResult,
-        discounted_returns,
-        episode_ratios,
-        nis_forecast,
-        nwis_forecast,
-        ols_weights,
-        pdis,
-    )
-    from pyprog.forecast.forecasters import Forecaster, ForecastError
+    from pyprog.forecast.estimators import Forecast, nis_forecast, nwis_forecast, ols_weights
+    from pyprog.forecast.forecasters import Forecaster
     from pyprog.forecast.logged import LogForecast, forecast_logs
     from pyprog.forecast.safety import SafetyTest, safety_test
     from pyprog.forecast.selection import Selection, select_forecaster
-    from pyprog.forecast.value import ValueForecast, forecast_value
     from pyprog.learn.hyperparams import Hyper, default_hyper
     from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
     from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
+    from pyprog.offpolicy.episodes import PDISResult, discounted_returns, episode_ratios, pdis
     from pyprog.runner.loop import RunResult, run
     from pyprog.stats.summary import surrogate_regret
+    from pyprog.timeseries.errors import ForecastError
+    from pyprog.value.forecast import ValueForecast, forecast_value
 
 #: The module that defines each lazily loaded public name.
 _SOURCES = {
     "pyprog.envs.diabetes.parameters": ("basal_rate",),
     "pyprog.envs.diabetes.patient": ("simulate_patient",),  # imports numba
     "pyprog.forecast.bases": ("BASES", "forecast_design", "n_features", "time_basis", "time_index"),
-    "pyprog.forecast.estimators": ("Forecast", "PDISResult", "discounted_returns",
-                                   "episode_ratios", "nis_forecast", "nwis_forecast",
-                                   "ols_weights", "pdis"),
-    "pyprog.forecast.forecasters": ("Forecaster", "ForecastError"),
+    "pyprog.forecast.estimators": ("Forecast", "nis_forecast", "nwis_forecast", "ols_weights"),
+    "pyprog.forecast.forecasters": ("Forecaster",),
     "pyprog.forecast.logged": ("LogForecast", "forecast_logs"),
     "pyprog.forecast.safety": ("SafetyTest", "safety_test"),
     "pyprog.forecast.selection": ("Selection", "select_forecaster"),
-    "pyprog.forecast.value": ("ValueForecast", "forecast_value"),
     "pyprog.learn.hyperparams": ("Hyper", "default_hyper"),
     "pyprog.learn.learners": ("FTRLPG", "ONPG", "Learner", "ProOLS", "ProWLS"),
     "pyprog.learn.policies": ("GaussianPolicy", "Policy", "SoftmaxLinear", "SoftmaxMLP"),
+    "pyprog.offpolicy.episodes": ("PDISResult", "discounted_returns", "episode_ratios", "pdis"),
     "pyprog.runner.loop": ("RunResult", "run"),
     "pyprog.stats.summary": ("surrogate_regret",),
+    "pyprog.timeseries.errors": ("ForecastError",),
+    "pyprog.value.forecast": ("ValueForecast", "forecast_value"),
 }  # fmt: skip
 _LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 

@@ -8,9 +8,10 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from pyprog._ext import fallback
-from pyprog.forecast import estimators, forecasters, intervals, post_selection
+from pyprog.forecast import forecasters, intervals, post_selection
 from pyprog.learn import learners as agents
 from pyprog.learn.policies import softmax as softmax_policies
+from pyprog.offpolicy import episodes
 
 #: One BLAS thread per process, in this process and in the CLI and worker subprocesses the tests
 #: start (they inherit the variable), unless OPENBLAS_NUM_THREADS is set. The tests' problems are
@@ -38,7 +39,7 @@ def backend(request, monkeypatch):
     if request.param == "numpy":
         for module in (
             agents,
-            estimators,
+            episodes,
             forecasters,
             intervals,
             post_selection,

@@ -15,8 +15,9 @@ from test_kernels import KERNEL_MODULES, compiled, needs_compiled
 import pyprog
 from pyprog._ext import fallback
 from pyprog.forecast import blocks, post_selection, selection
-from pyprog.forecast.forecasters import ForecastError, parse_forecaster
+from pyprog.forecast.forecasters import parse_forecaster
 from pyprog.forecast.intervals import rademacher_chunks, rademacher_signs
+from pyprog.timeseries.errors import ForecastError
 from pyprog.utils.memo import array_cache
 
 

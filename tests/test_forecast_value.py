@@ -13,15 +13,12 @@ import pytest
 from contextual_year import YEAR, YearOfRounds, as_datetime64
 
 import pyprog
-from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.value import UNTIMED, forecast_value, read_rounds_csv
-from pyprog.offpolicy import DayOfWeek, PeriodBlocks, TimeModel, blocks, season, step, trend
-from pyprog.offpolicy.time_candidates import (
-    bin_estimates,
-    default_reward_time_model,
-    default_time_models,
-)
+from pyprog.timeseries import DayOfWeek, PeriodBlocks, TimeModel, blocks, season, step, trend
+from pyprog.timeseries.errors import ForecastError
 from pyprog.value import ModelAverage, bin_noise
+from pyprog.value.bins import bin_estimates
+from pyprog.value.candidates import default_reward_time_model, default_time_models
+from pyprog.value.forecast import UNTIMED, forecast_value, read_rounds_csv
 
 
 def year_log(shape="sinusoid", n=3000, seed=0, **kw):
@@ -337,7 +334,8 @@ def test_step_term_is_a_persistent_shift_with_exact_window_averages():
 
 
 def test_round_estimates_take_a_time_model_as_the_reward_models_time_inputs():
-    from pyprog.offpolicy import blocks, round_estimates
+    from pyprog.offpolicy import round_estimates
+    from pyprog.timeseries import blocks
 
     gen, d, frame = year_log("weekday", n=2000, seed=11)
     keys = ("context", "times", "action", "reward", "pscore", "action_dist")

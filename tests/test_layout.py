@@ -72,3 +72,91 @@ def test_the_checker_finds_a_private_import():
     # a package's private modules are its own business (pyprog._ext.backend loads _kernels)
     assert _private_imports("from pyprog.runner import _probe\n", here) == []
     assert _private_imports("from pyprog._version import __version__\n", here) == []
+
+
+# --- no import cycles, and every folder says what it may import (issue 49) ---------------
+
+MODULES = {_module_name(p): p for p in SOURCES}
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """Lines inside ``if TYPE_CHECKING:`` blocks (imports for type checkers only)."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, child.end_lineno + 1))
+    return lines
+
+
+def _imports(name: str) -> set[str]:
+    """The pyprog modules that module ``name`` imports, deferred imports included."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            # ``from pkg import sub`` imports the submodule pkg.sub when there is one
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]  # fmt: skip
+        else:
+            continue
+        for target in targets:
+            while target and target not in MODULES:  # pyprog.x.y.name -> pyprog.x.y
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    names = sorted(graph)
+    index = {n: i for i, n in enumerate(names)}
+    edges = [(index[a], index[b]) for a in names for b in graph[a] if b in index]
+    rows, cols = zip(*edges, strict=True) if edges else ((), ())
+    adjacency = csr_matrix(([1] * len(edges), (rows, cols)), shape=(len(names),) * 2)
+    n, labels = connected_components(adjacency, directed=True, connection="strong")
+    groups = [[names[i] for i in range(len(names)) if labels[i] == c] for c in range(n)]
+    return [g for g in groups if len(g) > 1]
+
+
+def test_no_import_cycle_anywhere():
+    graph = {name: _imports(name) for name in MODULES}
+    assert _cycles(graph) == [], "modules that import each other (directly or around a loop)"
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_deferred_import_counts():
+    # the arrays <-> logs cycle of issue 49 hid behind an import inside a method
+    here = "pyprog.logs.episodes"
+    assert "pyprog.logs.times" in _imports(here)
+    assert "pyprog.logs.episodes_csv" not in _imports(here)
+
+
+FOLDERS = sorted(p.parent for p in ROOT.glob("*/__init__.py"))
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_each_folder_says_what_it_holds_and_may_import(folder):
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+    assert doc, f"pyprog/{folder.name}/__init__.py has no docstring: say what the folder holds"
+    assert "May import" in doc, f"pyprog/{folder.name}'s docstring does not say what it may import"

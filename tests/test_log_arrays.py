@@ -8,8 +8,8 @@ import pytest
 from test_logs import write_logs
 
 import pyprog
-from pyprog.forecast.arrays import LOG_PROB_FLOOR
-from pyprog.forecast.logs import LogFormatError, Logs, read_logs
+from pyprog.logs.episodes import LOG_PROB_FLOOR, LogFormatError, Logs
+from pyprog.logs.episodes_csv import read_logs
 
 pd = pytest.importorskip("pandas")
 

@@ -1,4 +1,4 @@
-"""Logged episodes from CSV (``pyprog.forecast.logs``) and ``pyprog forecast``."""
+"""Logged episodes from CSV (``pyprog.logs.episodes_csv``) and ``pyprog forecast``."""
 
 import json
 import re
@@ -11,7 +11,8 @@ from forecast_montecarlo import safety_episodes
 
 import pyprog
 from pyprog.cli.main import main
-from pyprog.forecast.logs import EpisodeIdWarning, LogFormatError, read_logs
+from pyprog.logs.episodes import EpisodeIdWarning, LogFormatError
+from pyprog.logs.episodes_csv import read_logs
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
 

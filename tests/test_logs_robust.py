@@ -15,13 +15,9 @@ import pyprog
 from pyprog.cli.main import main
 from pyprog.forecast import logged
 from pyprog.forecast.intervals import MAX_BOOT, check_n_boot
-from pyprog.forecast.logs import (
-    MAX_PADDED_CELLS,
-    EpisodeIdWarning,
-    LogFormatError,
-    read_logs,
-)
 from pyprog.forecast.safety import difference_safety_test
+from pyprog.logs.episodes import MAX_PADDED_CELLS, EpisodeIdWarning, LogFormatError
+from pyprog.logs.episodes_csv import read_logs
 
 HEADER = "episode,step,reward,log_pi,log_beta\n"
 
@@ -81,7 +77,7 @@ class TestMemory:
         )
 
     def test_episodes_longer_than_the_padding_bound_still_forecast(self, tmp_path, monkeypatch):
-        monkeypatch.setattr("pyprog.forecast.logs.MAX_PADDED_CELLS", 4)
+        monkeypatch.setattr("pyprog.logs.episodes.MAX_PADDED_CELLS", 4)
         monkeypatch.setattr(logged, "BLOCK_CELLS", 4)
         logs = read_logs(ragged_file(tmp_path / "r.csv", short=30, long=10))
         with pytest.raises(ValueError, match="more than the 4 allowed"):

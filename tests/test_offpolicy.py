@@ -6,17 +6,10 @@ import numpy as np
 import pytest
 from contextual_year import YearOfRounds, as_datetime64
 
-from pyprog.offpolicy import (
-    ActionRidge,
-    Crossed,
-    DayOfWeek,
-    PeriodBlocks,
-    opfv,
-    opfv_select,
-    round_estimates,
-)
+from pyprog.offpolicy import ActionRidge, opfv, opfv_select, round_estimates
 from pyprog.offpolicy.crossfit import cross_fit, fold_ids
 from pyprog.offpolicy.reward_model import action_moments
+from pyprog.timeseries import Crossed, DayOfWeek, PeriodBlocks
 
 GEN = YearOfRounds("blocks")
 
@@ -434,7 +427,7 @@ def test_bad_options_are_named(log):
 def test_canonical_order_sorts_ties_by_every_field(resolution):
     # sorted by time; only tied rows are ordered by the other fields (a shuffled log and
     # its original give the same rows in the same order), as a full lexsort would
-    from pyprog.offpolicy.rounds import check_rounds
+    from pyprog.logs.rounds import check_rounds
 
     rng = np.random.default_rng(1)
     n = 300

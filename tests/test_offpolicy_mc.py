@@ -12,7 +12,8 @@ import pytest
 from contextual_year import YEAR, YearOfRounds, block_of_year
 from threadpoolctl import threadpool_limits
 
-from pyprog.offpolicy import PeriodBlocks, opfv, round_estimates
+from pyprog.offpolicy import opfv, round_estimates
+from pyprog.timeseries import PeriodBlocks
 
 #: Monte Carlos over hundreds of logs (18 s on 2 cores): out of the default suite, in .ci/run.
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The readers of the field's formats (``pyprog.forecast.readers``): each format → pyprog
+"""The readers of the field's formats (``pyprog.logs.readers``): each format → pyprog
 gives the same numbers as the arrays path, and bad input gets an error naming the key.
 
 None of OBP, SCOPE-RL or Minari is installed here (``pip install obp`` fails on current
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyprog.forecast.logs import LogFormatError, Logs
-from pyprog.forecast.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
+from pyprog.logs.episodes import LogFormatError, Logs
+from pyprog.logs.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
 
 OBD_FIXTURE = Path(__file__).parent / "data" / "readers" / "obd_fixture.csv"
 

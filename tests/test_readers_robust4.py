@@ -21,9 +21,9 @@ from test_readers import (
     scope_rl_dataset,
 )
 
-from pyprog.forecast.logs import LogFormatError
-from pyprog.forecast.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
-from pyprog.offpolicy.rounds import as_days, fits_ns
+from pyprog.logs.episodes import LogFormatError
+from pyprog.logs.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
+from pyprog.logs.times import as_days, fits_ns
 
 EPOCH = dt.datetime(1970, 1, 1)
 DAY = dt.timedelta(days=1)
@@ -489,7 +489,7 @@ def test_obd_line_numbers_skip_blank_lines_as_before(tmp_path):
 
 
 def test_from_arrays_refuses_far_dates_nat_and_huge_rewards():
-    from pyprog.forecast.arrays import logs_from_arrays
+    from pyprog.logs.episodes import logs_from_arrays
 
     base = {"reward": [1.0, 2.0], "log_pi": [-0.5, -0.1], "log_beta": [-0.7, -0.7]}
     far = np.array(["2020-01-01", "2300-01-01"], dtype="datetime64[s]")

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 import pyprog
 from pyprog._ext import fallback
-from pyprog.forecast import estimators, forecasters, intervals, post_selection
-from pyprog.forecast.forecasters import ForecastError
+from pyprog.forecast import forecasters, intervals, post_selection
+from pyprog.offpolicy import episodes
+from pyprog.timeseries.errors import ForecastError
 
 try:
     from pyprog._ext import _kernels as compiled
@@ -33,7 +34,7 @@ cython_backend = pytest.mark.skipif(
 @contextlib.contextmanager
 def kernels_of(module):
     """Every forecasting module's ``kernels`` set to ``module`` (compiled or NumPy)."""
-    mods = (estimators, forecasters, intervals, post_selection)
+    mods = (episodes, forecasters, intervals, post_selection)
     saved = [m.kernels for m in mods]
     try:
         for m in mods:
@@ -367,10 +368,10 @@ HEADER = "episode,step,reward,log_pi,log_beta"
 
 
 class TestCSVReader:
-    """Items 3, 8, 9 (memory) and issue 34's CSV papercuts: pyprog/forecast/logs.py."""
+    """Items 3, 8, 9 (memory) and issue 34's CSV papercuts: pyprog/logs/episodes_csv.py."""
 
     def read(self, tmp_path, text, binary=False):
-        from pyprog.forecast.logs import read_logs
+        from pyprog.logs.episodes_csv import read_logs
 
         path = tmp_path / "l.csv"
         if binary:
@@ -380,7 +381,7 @@ class TestCSVReader:
         return read_logs(path)
 
     def test_item3_more_fields_than_the_header(self, tmp_path):
-        from pyprog.forecast.logs import LogFormatError
+        from pyprog.logs.episodes import LogFormatError
 
         text = f"{HEADER}\n8,0,1,-0.5,-0.7\n7,0,1,-0.5,-0,7\n"
         with pytest.raises(LogFormatError, match="line 3: 6 fields where the header has 5"):
@@ -394,7 +395,7 @@ class TestCSVReader:
         assert logs.rows == 2
 
     def test_item8_cr_only_line_endings(self, tmp_path):
-        from pyprog.forecast.logs import LogFormatError
+        from pyprog.logs.episodes import LogFormatError
 
         with pytest.raises(LogFormatError, match="lone carriage return"):
             self.read(tmp_path, f"{HEADER}\r7,0,1,-0.5,-0.7\r8,0,1,-0.5,-0.7\r")
@@ -403,7 +404,8 @@ class TestCSVReader:
         import resource
         import time
 
-        from pyprog.forecast.logs import LogFormatError, read_logs
+        from pyprog.logs.episodes import LogFormatError
+        from pyprog.logs.episodes_csv import read_logs
 
         path = tmp_path / "sparse.csv"
         path.write_text(f"{HEADER}\n1,0,1,-0.5,-0.7\n")
@@ -419,14 +421,14 @@ class TestCSVReader:
 
     @pytest.mark.parametrize("sep, called", [(";", "semicolons"), ("\t", "tabs")])
     def test_papercut_delimiter_hint(self, tmp_path, sep, called):
-        from pyprog.forecast.logs import LogFormatError
+        from pyprog.logs.episodes import LogFormatError
 
         text = HEADER.replace(",", sep) + "\n" + sep.join("70 1 -0.5 -0.7".split()) + "\n"
         with pytest.raises(LogFormatError, match=f"separated by {called}"):
             self.read(tmp_path, text)
 
     def test_papercut_probabilities_hint(self, tmp_path):
-        from pyprog.forecast.logs import LogFormatError
+        from pyprog.logs.episodes import LogFormatError
 
         with pytest.raises(LogFormatError, match=r"probabilities\? .*log_pi = log p"):
             self.read(tmp_path, f"{HEADER}\n7,0,1,0.5,-0.7\n8,0,1,0.25,-0.7\n")
@@ -435,7 +437,7 @@ class TestCSVReader:
         assert "probabilities?" not in str(err.value)
 
     def test_papercut_duplicated_column(self, tmp_path):
-        from pyprog.forecast.logs import LogFormatError
+        from pyprog.logs.episodes import LogFormatError
 
         with pytest.raises(LogFormatError, match=r"'log_pi': the column appears 2 times"):
             self.read(tmp_path, f"{HEADER},log_pi\n7,0,1,-0.5,-0.7,-0.1\n")
@@ -447,7 +449,7 @@ class TestCSVReader:
 
     def test_memory_follows_the_rows(self, tmp_path):
         """The check pass reads blocks of 4 MiB: it adds no memory proportional to the file."""
-        from pyprog.forecast import logs as logs_module
+        from pyprog.logs import episodes_csv as logs_module
 
         path = small_log(tmp_path / "l.csv", 200)
         logs_module._scan(path, 5)  # one block, no error

@@ -15,7 +15,7 @@ import pytest
 
 import pyprog
 from pyprog.cli.main import main
-from pyprog.forecast.value import forecast_value
+from pyprog.value.forecast import forecast_value
 
 
 def write_log(path, n=300, seed=0, days=60.0, header=None, times=None):
@@ -50,7 +50,7 @@ class TestItem0LazyImports:
     imported (it took 9-13 s on a loaded machine); ``import pyprog`` still offers every
     public name."""
 
-    HEAVY = ("pyprog.forecast.value", "pyprog.offpolicy", "pyprog.forecast.estimators",
+    HEAVY = ("pyprog.value.forecast", "pyprog.offpolicy", "pyprog.forecast.estimators",
              "pyprog.learn.learners", "scipy.stats", "matplotlib", "pandas", "numba")  # fmt: skip
 
     @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ class TestItem0LazyImports:
         assert set(pyprog.__all__) <= set(dir(pyprog))
         from pyprog import ValueForecast, forecast_value, run
 
-        assert forecast_value.__module__ == "pyprog.forecast.value"
+        assert forecast_value.__module__ == "pyprog.value.forecast"
         assert ValueForecast.__name__ == "ValueForecast" and callable(run)
         with pytest.raises(AttributeError, match="no attribute 'nope'"):
             pyprog.nope  # noqa: B018
@@ -200,7 +200,7 @@ class TestItem5CompactDates:
             pyprog.forecast_value(self.ymd_log(tmp_path), "pi_", at="2023-02-01")
 
     def test_compact_dates_says_which(self, tmp_path):
-        from pyprog.forecast.rounds_csv import read_rounds_csv
+        from pyprog.logs.rounds_csv import read_rounds_csv
 
         log = self.ymd_log(tmp_path)
         dates = read_rounds_csv(log, compact_dates="date")["time"]
@@ -278,7 +278,7 @@ class TestItem11Messages:
                            repr(path), found)  # fmt: skip
 
     def test_a_trailing_delimiter_on_every_line_is_read_as_pandas_does(self, tmp_path):
-        from pyprog.forecast.rounds_csv import read_rounds_csv
+        from pyprog.logs.rounds_csv import read_rounds_csv
 
         log = write_log(tmp_path / "log.csv")
         plain = read_rounds_csv(log)
@@ -329,7 +329,7 @@ class TestItem11Messages:
 
     def test_numbers_in_messages_are_plain_and_short(self):
         from pyprog.cli.common import plain_numbers
-        from pyprog.forecast.rounds_csv import shorten
+        from pyprog.utils.validation import shorten
 
         assert plain_numbers("got np.int64(0); got " + "7" * 300) == "got 0; got 7.778e+299"
         assert shorten(np.int64(0)) == "0" and shorten(np.float64(0.5)) == "0.5"
@@ -529,7 +529,7 @@ def test_probabilities_within_rounding_of_0_and_1_are_taken():
 
 
 def test_the_horizon_refusal_quotes_the_max_horizon_given():
-    from pyprog.forecast.forecasters import ForecastError
+    from pyprog.timeseries.errors import ForecastError
 
     with pytest.raises(ForecastError, match=r"beyond max_horizon=30 days"):
         forecast_value(_small_log(), _greedy, at=200.0, n_actions=2, max_horizon=30)

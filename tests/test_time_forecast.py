@@ -1,9 +1,9 @@
-"""Forecasters in time (pyprog.offpolicy.time_models): linear in y, exact in span, HC2."""
+"""Forecasters in time (pyprog.timeseries.models): linear in y, exact in span, HC2."""
 
 import numpy as np
 import pytest
 
-from pyprog.offpolicy import (
+from pyprog.timeseries import (
     DayOfWeek,
     PeriodBlocks,
     TimeForecast,

@@ -7,11 +7,11 @@ import pytest
 import scipy.integrate
 import scipy.stats
 
-from pyprog.offpolicy.time_candidates import Binned
-from pyprog.offpolicy.time_features import DayOfWeek, PeriodBlocks
-from pyprog.offpolicy.time_terms import TimeModel, blocks, trend
+from pyprog.timeseries.features import DayOfWeek, PeriodBlocks
+from pyprog.timeseries.terms import TimeModel, blocks, trend
 from pyprog.value import ModelAverage, TermEffect
 from pyprog.value.averaging import _mixture_quantile
+from pyprog.value.bins import Binned
 from pyprog.value.reml import MixedModel
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pyprog.offpolicy.time_candidates import bin_estimates
-from pyprog.value.bins import bin_noise
+from pyprog.value.bins import bin_estimates, bin_noise
 from pyprog.value.reml import MixedModel
 
 

@@ -50,9 +50,9 @@ from value_montecarlo import (
     summarise,
 )
 
-from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.value import forecast_value
 from pyprog.offpolicy import round_estimates
+from pyprog.timeseries.errors import ForecastError
+from pyprog.value.forecast import forecast_value
 
 TRUTHS = tuple((truth, {}) for truth in MISSPEC_TRUTHS)
 #: The key of :data:`value_montecarlo.TRUE_PHI` whose φ is each truth's (none: no OPFV

@@ -32,16 +32,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from contextual_year import YEAR, YearOfRounds
 
-from pyprog.forecast.forecasters import ForecastError
-from pyprog.forecast.value import forecast_value
-from pyprog.offpolicy import (
-    Crossed,
-    DayOfWeek,
-    PeriodBlocks,
-    opfv,
-    opfv_select,
-    round_estimates,
-)
+from pyprog.offpolicy import opfv, opfv_select, round_estimates
+from pyprog.timeseries import Crossed, DayOfWeek, PeriodBlocks
+from pyprog.timeseries.errors import ForecastError
+from pyprog.value.forecast import forecast_value
 
 SHAPES = (
     ("blocks", {}),

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from contextual_year import YearOfRounds
 from value_montecarlo import log_of
 
-from pyprog.forecast.value import forecast_value
 from pyprog.offpolicy import round_estimates
-from pyprog.offpolicy.time_terms import trend
+from pyprog.timeseries.terms import trend
+from pyprog.value.forecast import forecast_value
 
 PARTS = {
     "default": {},

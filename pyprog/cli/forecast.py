@@ -3,7 +3,7 @@
 Parses the command line and calls :func:`pyprog.forecast.logged.forecast_logs`, the
 function a Python user calls; prints the NIS and NWIS forecasts and the safety test. With
 ``--time COL`` the log is timestamped contextual-bandit rounds instead, and the command
-calls :func:`pyprog.forecast.value.forecast_value` for the value ``--at`` a date or
+calls :func:`pyprog.value.forecast.forecast_value` for the value ``--at`` a date or
 ``--over`` a window.
 """
 
@@ -120,7 +120,7 @@ def _one_line_warnings(fn, *args, **kwargs):
 
 def _target(text: str, compact_dates: str | None) -> float | str:
     """``--at`` / ``--over``: eight digits of a date read as ``--compact-dates`` says."""
-    from pyprog.forecast.rounds_csv import parse_time_text
+    from pyprog.logs.times import parse_time_text
 
     return text if compact_dates is None else parse_time_text(text, compact_dates)
 
@@ -155,8 +155,8 @@ def _value_cmd(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     context = None if args.context in ("", "none") else names(args.context)
-    from pyprog.forecast.rounds_csv import read_rounds  # after the checks: errors come at once
-    from pyprog.forecast.value import forecast_value
+    from pyprog.logs.rounds_csv import read_rounds  # after the checks: errors come at once
+    from pyprog.value.forecast import forecast_value
 
     columns, lines = read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
     at = None if args.at is None else _target(args.at, args.compact_dates)

@@ -7,6 +7,9 @@ Importing :mod:`pyprog` registers them with Gymnasium::
     env = gym.make("pyprog/NSReco-v0", speed=3)
 
 The list of built-ins lives in :mod:`pyprog.envs.registry`.
+
+May import :mod:`pyprog.forecast`, :mod:`pyprog.value` and every layer below them
+(the environments use only :mod:`pyprog.utils` and :mod:`pyprog._ext`).
 """
 
 from pyprog.envs.registry import BUILTINS, ENVS, BuiltinEnv, register_envs

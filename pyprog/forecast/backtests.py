@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from pyprog.forecast.forecasters import Forecaster, ForecastError
+from pyprog.forecast.forecasters import Forecaster
+from pyprog.timeseries.errors import ForecastError
 
 __all__ = ["nwis_backtest_rows", "target_sums"]
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis
+from pyprog.timeseries.errors import ForecastError
 from pyprog.utils.memo import array_cache
 from pyprog.utils.validation import check_int, check_representable
 
@@ -36,7 +37,6 @@ __all__ = [
     "MAX_WINDOW",
     "BasisForecaster",
     "EWMAForecaster",
-    "ForecastError",
     "Forecaster",
     "WindowForecaster",
     "parse_forecaster",
@@ -47,14 +47,6 @@ __all__ = [
 #: log a machine holds, so a larger one is the same forecaster; bounded so that every
 #: index computed from them is a machine integer.
 MAX_WINDOW = 10**9
-
-
-class ForecastError(ValueError):
-    """No forecast: too few episodes, or a (weighted) least-squares system without a unique,
-    well-conditioned solution (e.g. when most importance ratios are 0).
-
-    A learner skips such an update instead (and counts it).
-    """
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyprog._ext.backend import kernels
-from pyprog.forecast.forecasters import ForecastError
+from pyprog.timeseries.errors import ForecastError
 
 __all__ = [
     "BOOT_CHUNK_SIGNS",

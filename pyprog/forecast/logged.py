@@ -1,6 +1,6 @@
 """Forecast a candidate policy from a file of logged episodes: what ``pyprog forecast`` runs.
 
-One call reads the log (:func:`pyprog.forecast.logs.read_logs`), forecasts the candidate's
+One call reads the log (:func:`pyprog.logs.episodes_csv.read_logs`), forecasts the candidate's
 mean performance over the next ``delta`` episodes by NIS and NWIS with wild-bootstrap
 intervals, and runs the safety test against the behaviour policy. The command line only
 parses its arguments, calls :func:`forecast_logs` and prints the result.
@@ -19,19 +19,15 @@ from typing import Any
 import numpy as np
 
 from pyprog.forecast.bases import n_features, resolve_d
-from pyprog.forecast.estimators import (
-    Forecast,
-    discounted_returns,
-    episode_ratios,
-    nis_forecast,
-    nwis_forecast,
-    pdis,
-)
-from pyprog.forecast.forecasters import Forecaster, ForecastError, WindowForecaster
+from pyprog.forecast.estimators import Forecast, nis_forecast, nwis_forecast
+from pyprog.forecast.forecasters import Forecaster, WindowForecaster
 from pyprog.forecast.intervals import MIN_RESIDUAL_DOF, power_of_two
-from pyprog.forecast.logs import LogFormatError, Logs, read_logs
 from pyprog.forecast.safety import SafetyTest, difference_safety_test
 from pyprog.forecast.selection import min_episodes_auto, parse_candidates
+from pyprog.logs.episodes import LogFormatError, Logs
+from pyprog.logs.episodes_csv import read_logs
+from pyprog.offpolicy.episodes import discounted_returns, episode_ratios, pdis
+from pyprog.timeseries.errors import ForecastError
 
 __all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
 
@@ -168,14 +164,14 @@ def forecast_logs(
     Parameters
     ----------
     logs : path, pandas.DataFrame, dict of arrays, or Logs
-        A CSV file of logged steps (see :mod:`pyprog.forecast.logs` for its columns); a
+        A CSV file of logged steps (see :mod:`pyprog.logs.episodes_csv` for its columns); a
         DataFrame or a dict of 1-D arrays with the same columns (``reward``, ``log_pi``,
         ``log_beta``, optionally ``episode`` and ``step``; without ``episode`` each row is
         an episode of one step; see :meth:`Logs.from_frame
-        <pyprog.forecast.logs.Logs.from_frame>`); or a
-        :class:`~pyprog.forecast.logs.Logs` from :func:`~pyprog.forecast.logs.read_logs`,
-        :meth:`Logs.from_arrays <pyprog.forecast.logs.Logs.from_arrays>` or a reader of
-        :mod:`pyprog.forecast.readers`.
+        <pyprog.logs.episodes.Logs.from_frame>`); or a
+        :class:`~pyprog.logs.episodes.Logs` from :func:`~pyprog.logs.episodes_csv.read_logs`,
+        :meth:`Logs.from_arrays <pyprog.logs.episodes.Logs.from_arrays>` or a reader of
+        :mod:`pyprog.logs.readers`.
     delta : int >= 1
         Forecast the mean over the next ``delta`` episodes.
     basis : {"auto", "fourier", "poly", "linear"}

@@ -32,7 +32,7 @@ from pyprog._ext.backend import kernels
 from pyprog.forecast import blocks
 from pyprog.forecast.backtests import target_sums
 from pyprog.forecast.blocks import BootstrapBacktests
-from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError, solve
+from pyprog.forecast.forecasters import BasisForecaster, Forecaster, solve
 from pyprog.forecast.intervals import chunk_rows, power_of_two, rademacher_chunks
 from pyprog.forecast.misfit import (
     backtest_mse,
@@ -49,6 +49,7 @@ from pyprog.forecast.selection import (
     target_rows,
     target_totals,
 )
+from pyprog.timeseries.errors import ForecastError
 
 __all__ = [
     "forecast_weights",

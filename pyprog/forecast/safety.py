@@ -19,15 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.stats
 
-from pyprog.forecast.estimators import (
-    check_episode_arrays,
-    choose_forecaster,
-    discounted_returns,
-    pdis,
-)
+from pyprog.forecast.estimators import choose_forecaster
 from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 from pyprog.forecast.post_selection import selected_interval
+from pyprog.offpolicy.episodes import check_episode_arrays, discounted_returns, pdis
 from pyprog.utils.validation import as_float_array
 
 __all__ = ["SafetyTest", "difference_safety_test", "safety_test"]

@@ -69,10 +69,10 @@ from pyprog.forecast.forecasters import (
     BasisForecaster,
     EWMAForecaster,
     Forecaster,
-    ForecastError,
     parse_forecaster,
 )
 from pyprog.forecast.intervals import power_of_two
+from pyprog.timeseries.errors import ForecastError
 from pyprog.utils.validation import check_int
 
 __all__ = [

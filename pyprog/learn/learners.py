@@ -26,14 +26,15 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import forecast_design, n_features
-from pyprog.forecast.estimators import discounted_returns
-from pyprog.forecast.forecasters import BasisForecaster, Forecaster, ForecastError
+from pyprog.forecast.forecasters import BasisForecaster, Forecaster
 from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.learn.buffer import EpisodeBuffer
 from pyprog.learn.hyperparams import Hyper
 from pyprog.learn.optim import SGD, Adam, RMSprop, make_optimizer
 from pyprog.learn.policies import Policy
 from pyprog.learn.policies.base import LAYER_BOUND_MAX
+from pyprog.offpolicy.episodes import discounted_returns
+from pyprog.timeseries.errors import ForecastError
 
 __all__ = [
     "FTRLPG",

@@ -49,10 +49,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pyprog.logs.rounds import check_action_dist, check_rounds, policy_action_dist
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
-from pyprog.offpolicy.rounds import check_action_dist, check_rounds, policy_action_dist
-from pyprog.offpolicy.time_features import check_time_feature, checked_labels, one_hot
-from pyprog.offpolicy.time_terms import TimeModel
+from pyprog.timeseries.features import check_time_feature, checked_labels, one_hot
+from pyprog.timeseries.terms import TimeModel
 
 __all__ = ["ESTIMATORS", "RoundEstimates", "round_estimates"]
 
@@ -148,7 +148,7 @@ def round_estimates(
     ----------
     context : array_like, shape (n, d), or None
     times : array_like, shape (n,)
-        Numbers or dates (:func:`pyprog.offpolicy.rounds.as_days`).
+        Numbers or dates (:func:`pyprog.logs.times.as_days`).
     action : array_like of int, shape (n,)
     reward : array_like, shape (n,)
     pscore : array_like, shape (n,)
@@ -161,7 +161,7 @@ def round_estimates(
         For "dm" and "dr"; default :class:`~pyprog.offpolicy.reward_model.ActionRidge`.
     time_feature : time feature or TimeModel, optional
         φ for the reward model's inputs, e.g. ``PeriodBlocks(365.25, 8)`` (one-hot), or a
-        :class:`~pyprog.offpolicy.time_terms.TimeModel` such as ``trend() + blocks(...)``
+        :class:`~pyprog.timeseries.terms.TimeModel` such as ``trend() + blocks(...)``
         (its columns but the constant); None: q̂(x, a).
     n_folds : int
         Cross-fitting folds K >= 2.

@@ -4,6 +4,8 @@
 writes figures, tables, ``summary.md`` and ``claims.json``. The names re-exported here are the
 protocols and claims that users and the ``pyprog`` command read; the function ``reproduce``
 is not, so that ``pyprog.paper.reproduce`` stays the module of that name.
+
+May import :mod:`pyprog.experiments` and every layer below it.
 """
 
 from pyprog.paper.claims import ablation_table, claims, regret_tables, zeta_weights

@@ -3,6 +3,8 @@
 :class:`ResultStore` (:mod:`.store`) keeps the runs; :mod:`.keys` says what identifies one,
 :mod:`.schema` what the file holds, :mod:`.rows` how a run is encoded, :mod:`.export` writes
 CSV views of a store.
+
+May import :mod:`pyprog.runner` and every layer below it.
 """
 
 from pyprog.results.export import CSV_COLUMNS, export_csv, write_csv

@@ -1,6 +1,7 @@
 """Checks at the public boundary: ``ValueError`` messages that name the argument and the fix.
 
-Kernels trust their inputs; everything a user can pass goes through these first.
+Kernels trust their inputs; everything a user can pass goes through these first. How a
+value or a list of names is shown in a message: :func:`shorten`, :func:`listing`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ __all__ = [
     "check_representable",
     "check_same_shape",
     "check_speed",
+    "listing",
     "reset_option",
+    "shorten",
 ]
 
 
@@ -187,3 +190,44 @@ def reset_option(options: dict[str, Any] | None, key: str, env_name: str) -> int
     if unknown:
         raise ValueError(f"{env_name}.reset accepts only options={{'{key}': k}}; got {options!r}")
     return check_int(f"options['{key}']", options[key], 0)
+
+
+#: At most this many characters of a field are quoted in a message.
+SHOWN_CHARS = 40
+
+
+def shorten(value, limit: int = SHOWN_CHARS) -> str:
+    """``value`` for a message: plain numbers (``0``, not ``np.int64(0)``; ``1e+300``, not
+    300 digits), text quoted and cut to ``limit`` characters.
+
+    Examples
+    --------
+    >>> shorten(np.int64(0)), shorten(10**300), shorten("a" * 50, 8)
+    ('0', '1e+300', "'aaaaaaaa...' (50 characters)")
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**15 else f"{value:.4g}"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) >= 1e15 else repr(value)
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return repr(text) if isinstance(value, str) else text
+    cut = repr(text[:limit])[:-1] + "...'" if isinstance(value, str) else text[:limit] + "..."
+    return f"{cut} ({len(text)} characters)"
+
+
+def listing(names, limit: int = 12) -> str:
+    """Column names for a message: each shortened, at most ``limit`` of them.
+
+    Examples
+    --------
+    >>> listing(["time", "x0"]), listing([f"c{i}" for i in range(20)], 2)
+    ("'time', 'x0'", "'c0', 'c1' and 18 more")
+    """
+    names = list(names)
+    shown = ", ".join(shorten(str(n)) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

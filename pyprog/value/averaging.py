@@ -4,7 +4,7 @@ One model with every effect in (a trend, a walk of the level, seasons, blocks of
 and the day of the week side by side; docs/guides/value-model.md) shares the fit between
 readings a one-year log cannot tell apart (the yearly pattern that comes back, the trend
 or the level that persists), and forecasts a blend of them no reading supports. Here each
-candidate of :func:`pyprog.offpolicy.default_time_models` (the constant, a trend, a step
+candidate of :func:`pyprog.value.candidates.default_time_models` (the constant, a trend, a step
 at one of 25 times, a yearly season of 1-3 harmonics, 2-16 blocks of the year, each with
 and without the day of the week) is a mixed model of its own (:mod:`.reml`): every term
 with its own variance, so an effect is shrunk rather than switched on or off. Model k has
@@ -48,15 +48,10 @@ import scipy.linalg
 import scipy.special
 from threadpoolctl import threadpool_limits
 
-from pyprog.offpolicy.time_candidates import (
-    Binned,
-    bin_estimates,
-    default_reward_time_model,
-    default_time_models,
-)
-from pyprog.offpolicy.time_features import DayOfWeek
-from pyprog.offpolicy.time_terms import Blocks, Step, TimeModel, Trend
-from pyprog.value.bins import bin_noise
+from pyprog.timeseries.features import DayOfWeek
+from pyprog.timeseries.terms import Blocks, Step, TimeModel, Trend
+from pyprog.value.bins import Binned, bin_estimates, bin_noise
+from pyprog.value.candidates import default_reward_time_model, default_time_models
 from pyprog.value.reml import MixedModel, Solved
 
 __all__ = ["ModelAverage", "TermEffect", "drifts", "reading", "screening_models"]
@@ -78,7 +73,7 @@ DRIFT_BAYES_FACTOR = 20.0
 
 @dataclass(frozen=True)
 class TermEffect:
-    """A term of :mod:`pyprog.offpolicy.time_terms` as an effect with one variance s².
+    """A term of :mod:`pyprog.timeseries.terms` as an effect with one variance s².
 
     Blocks keep every level: under a shared variance the levels are exchangeable, while
     least squares drops level 0 into the constant; it is restored as 1 − the others
@@ -145,7 +140,7 @@ class ModelAverage:
     noise : numpy.ndarray, shape (m,)
         σ_j², the noise variance of each ȳ_j (:func:`pyprog.value.bin_noise`).
     models : list of TimeModel, optional
-        The candidates; default :func:`pyprog.offpolicy.default_time_models` for the
+        The candidates; default :func:`pyprog.value.candidates.default_time_models` for the
         log's span.
     shared_var : float
         A variance shared by every bin's error (DR's pooled direct term), >= 0.
@@ -311,7 +306,7 @@ class ModelAverage:
 
 def screening_models(t0: float, t1: float) -> list[TimeModel]:
     """A few broad candidates for questions cheaper than the forecast: the constant, each
-    term of :func:`pyprog.offpolicy.time_candidates.default_reward_time_model` (a trend,
+    term of :func:`pyprog.value.candidates.default_reward_time_model` (a trend,
     16 blocks of the year, the day of the week, as the span allows) alone, and all of them
     together (each shrunk: the broad model draws a step or a season too)."""
     rich = default_reward_time_model(t0, t1)
@@ -354,7 +349,7 @@ def reading(model: TimeModel) -> str:
 
     Examples
     --------
-    >>> from pyprog.offpolicy import DayOfWeek, blocks, step
+    >>> from pyprog.timeseries import DayOfWeek, blocks, step
     >>> reading(TimeModel((step(100.0), blocks(DayOfWeek()))))
     'persists'
     """

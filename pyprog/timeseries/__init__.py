@@ -1,0 +1,53 @@
+"""The shared time-series core: designs of time, least squares in time, forecast errors.
+
+Both paths forecast a value in time from per-unit estimates (episodes' PDIS estimates,
+rounds' pseudo-outcomes) that they see only as numbers, weights and times. What they share:
+
+* time features φ(t) (:mod:`.features`): :class:`PeriodBlocks`, :func:`DayOfWeek`,
+  :class:`Crossed`;
+* time terms (:mod:`.terms`), composed with ``+`` into a :class:`TimeModel`:
+  :func:`trend`, :func:`season` (a stated period), :func:`step` (a persistent level shift)
+  and :func:`blocks` (a time feature), with their exact window averages;
+* :func:`time_forecast` (:mod:`.models`): least squares on a time model, evaluated at a
+  future time or over a window, linear in the estimates (ζ returned), with an HC2
+  standard error;
+* :class:`ForecastError` (:mod:`.errors`): what the log cannot support, as opposed to the
+  ``ValueError`` of bad input.
+
+May import :mod:`pyprog.logs` (the times), :mod:`pyprog.utils` and :mod:`pyprog._ext`.
+"""
+
+from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.features import Crossed, DayOfWeek, PeriodBlocks
+from pyprog.timeseries.models import TimeForecast, time_forecast
+from pyprog.timeseries.terms import (
+    Blocks,
+    Season,
+    Step,
+    TimeModel,
+    Trend,
+    blocks,
+    parse_period,
+    season,
+    step,
+    trend,
+)
+
+__all__ = [
+    "Blocks",
+    "Crossed",
+    "DayOfWeek",
+    "ForecastError",
+    "PeriodBlocks",
+    "Season",
+    "Step",
+    "TimeForecast",
+    "TimeModel",
+    "Trend",
+    "blocks",
+    "parse_period",
+    "season",
+    "step",
+    "time_forecast",
+    "trend",
+]

@@ -1,0 +1,268 @@
+"""Forecasters in time: least squares on features of t, linear in the per-unit estimates.
+
+From per-unit estimates y_i of the value at their own times t_i (e.g.
+``round_estimates(...).values``), fit
+
+    y_i ≈ β₀ + Σ_k β_k φ_k(t_i)
+
+by (weighted) least squares on a sum of feature terms (:mod:`.terms`: :func:`trend`,
+:func:`season`, :func:`step`, :func:`blocks`), and evaluate the fit at a target time t'
+after the log, or average it over a window [t₁, t₂] (the terms' exact window averages).
+The forecast is f = x*ᵀβ̂ = ζ·y with ζ = W X (XᵀWX)⁻¹ x* (W the diagonal of ``weights``),
+so the forecast weights ζ are returned with it; they sum to 1 because the constant is
+always in the model.
+
+The standard error is heteroskedasticity-robust (HC2, MacKinnon & White 1985):
+se² = Σ ζ_i² ξ̂_i² / (1 − h_i), ξ̂ the residuals and h_i the leverages. The interval
+f ± z_{1−α/2} se is **noise-only**: it assumes the model is right (the truth is in the span
+of the terms, at the target too); it does not include misspecification, extrapolation
+error or model selection (:class:`pyprog.value.ModelAverage` averages the candidates, each
+shrunk, with a prediction interval).
+
+References
+----------
+MacKinnon & White (1985), "Some heteroskedasticity-consistent covariance matrix estimators
+with improved finite sample properties", J. Econometrics 29.
+Shimizu et al. (2025), "Off-policy evaluation and learning for the future under
+non-stationarity", KDD (the time features).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from pyprog.logs.times import as_days, time_point
+from pyprog.timeseries.features import checked_labels
+from pyprog.timeseries.terms import Blocks, as_time_model
+
+__all__ = ["TimeForecast", "time_forecast"]
+
+
+@dataclass(frozen=True)
+class TimeForecast:
+    """A forecast of the value at a time (or over a window), linear in the estimates.
+
+    Attributes
+    ----------
+    value : float
+        f = ζ·y.
+    zeta : numpy.ndarray, shape (n,)
+        The forecast weights (they sum to 1).
+    se : float
+        HC2 standard error, √(Σ ζ_i² ξ̂_i² / (1 − h_i)).
+    low, high : float or None
+        value ∓ z_{1−α/2} se (noise-only: assumes the model is right); None without ``alpha``.
+    alpha : float or None
+    model : str
+        The model's name, e.g. ``"const+trend+season(365D,k=2)"``.
+    target : tuple
+        ``("at", t')`` or ``("over", t₁, t₂)`` in days.
+    """
+
+    value: float
+    zeta: np.ndarray
+    se: float
+    low: float | None
+    high: float | None
+    alpha: float | None
+    model: str
+    target: tuple
+
+    def as_dict(self) -> dict:
+        """A JSON-ready summary (without ζ)."""
+        return {
+            "value": self.value,
+            "se": self.se,
+            "low": self.low,
+            "high": self.high,
+            "alpha": self.alpha,
+            "model": self.model,
+            "target": list(self.target),
+            "n": int(self.zeta.shape[0]),
+        }
+
+
+def time_forecast(
+    y,
+    times,
+    terms=None,
+    *,
+    at=None,
+    over=None,
+    weights=None,
+    alpha: float | None = 0.1,
+    n_points: int = 10_000,
+) -> TimeForecast:
+    """Forecast the value at a future time by least squares on features of time.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Per-unit estimates, each of the value at its own time.
+    times : array_like, shape (n,)
+        t_i: numbers (days) or dates (days since 1970-01-01 UTC).
+    terms : term, sum of terms, or list of terms, optional
+        ``trend()``, ``season(period, harmonics=k)``, ``blocks(feature)``, composed by
+        ``+``; the constant is always included (None: the constant alone, the mean).
+    at : float or date, optional
+        The target time t' > max t_i.
+    over : (t₁, t₂), optional
+        A window max t_i < t₁ < t₂: the forecast is the fit's average over it.
+        Exactly one of ``at`` and ``over``.
+    weights : array_like, shape (n,), optional
+        Positive weights for weighted least squares (default: all 1).
+    alpha : float or None
+        The interval's level 1 − α (default 0.1); None gives no interval.
+    n_points : int
+        Grid size for the window average of block terms (>= 100).
+
+    Returns
+    -------
+    TimeForecast
+
+    Raises
+    ------
+    ValueError
+        Mismatched lengths, NaN inputs, a target inside the logged span, fewer units than
+        columns + 1, a block level never observed, a rank-deficient design, or a unit with
+        leverage 1.
+
+    Examples
+    --------
+    >>> from pyprog.timeseries import season, trend
+    >>> t = np.arange(0.0, 730.0, 5.0)
+    >>> y = 1.0 + 0.001 * t + 0.5 * np.sin(2 * np.pi * t / 365.25)
+    >>> f = time_forecast(y, t, trend() + season(365.25), at=830.0)
+    >>> truth = 1.0 + 0.001 * 830.0 + 0.5 * np.sin(2 * np.pi * 830.0 / 365.25)
+    >>> bool(abs(f.value - truth) < 1e-9), bool(abs(f.zeta @ y - f.value) < 1e-12), f.model
+    (True, True, 'const+trend+season(365.25D,k=1)')
+    """
+    model = as_time_model(terms)
+    yv = np.asarray(y)
+    if yv.ndim != 1 or yv.dtype.kind not in "biuf":
+        raise ValueError(
+            f"y must be a 1-D array of numbers of shape (n,); got {yv.dtype} {yv.shape}"
+        )
+    yv = yv.astype(np.float64)
+    bad = ~np.isfinite(yv)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"y must be finite; got {yv[i]} at row {i}")
+    t = as_days(times, name="times")
+    n = yv.shape[0]
+    if t.shape[0] != n:
+        raise ValueError(f"times must have one entry per estimate in y ({n}); got {t.shape[0]}")
+    if weights is None:
+        w = np.ones(n)
+    else:
+        w = np.asarray(weights)
+        if w.ndim != 1 or w.dtype.kind not in "biuf":
+            raise ValueError(f"weights must be a 1-D array of numbers; got {w.dtype} {w.shape}")
+        if w.shape[0] != n:
+            raise ValueError(
+                f"weights must have one entry per estimate in y ({n}); got {w.shape[0]}"
+            )
+        w = w.astype(np.float64)
+        bad = ~np.isfinite(w) | (w <= 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"weights must be finite and > 0; got {w[i]} at row {i}")
+    if alpha is not None and not (
+        isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
+    ):
+        raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
+    if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral) or n_points < 100:
+        raise ValueError(f"n_points must be an integer >= 100; got {n_points!r}")
+
+    t0, t1 = float(t.min()) if n else 0.0, float(t.max()) if n else 0.0
+    p = model.n_columns(t0, t1)
+    if n < p + 1:
+        raise ValueError(
+            f"y has {n} units; the model {model.name} has {p} columns and needs at least "
+            f"{p + 1} units (one more than its columns, for the residuals)"
+        )
+
+    if (at is None) == (over is None):
+        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
+    if at is not None:
+        ta = time_point("at", at)
+        if ta <= t1:
+            raise ValueError(
+                f"at must be after the log (a forecast): at = {ta:g} <= the last time {t1:g}"
+            )
+        x_star = model.design(np.array([ta]), t0, t1)[0]
+        target = ("at", ta)
+    else:
+        if not isinstance(over, (tuple, list)) or len(over) != 2:
+            raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
+        a, b = time_point("over[0]", over[0]), time_point("over[1]", over[1])
+        if not a < b:
+            raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
+        if a <= t1:
+            raise ValueError(
+                f"over must start after the log (a forecast): t1 = {a:g} <= the last time {t1:g}"
+            )
+        x_star = model.window(a, b, t0, t1, int(n_points))
+        target = ("over", a, b)
+
+    for term in model.terms:
+        if isinstance(term, Blocks):
+            lab = checked_labels("feature", term.feature, t)
+            missing = np.setdiff1d(np.arange(term.feature.n_levels), lab)
+            if missing.size:
+                raise ValueError(
+                    f"the design is rank-deficient: {term.name} has level(s) "
+                    f"{missing.tolist()} never observed in times; use fewer blocks or a "
+                    f"longer log"
+                )
+
+    X = model.design(t, t0, t1)
+    sw = np.sqrt(w)
+    Xw = X * sw[:, None]
+    scale = np.linalg.norm(Xw, axis=0)
+    if (scale == 0).any():
+        j = int(np.flatnonzero(scale == 0)[0])
+        names = model.column_names(t0, t1)
+        raise ValueError(f"the design is rank-deficient: column {names[j]!r} is zero on the log")
+    q, r = np.linalg.qr(Xw / scale)
+    diag = np.abs(np.diag(r))
+    if diag.min() < 1e-10 * diag.max():
+        names = model.column_names(t0, t1)
+        j = int(np.argmin(diag))
+        raise ValueError(
+            f"the design of {model.name} is rank-deficient on these times (column "
+            f"{names[j]!r} is a combination of the others); drop a term or use a longer log"
+        )
+    # β̂ = (XᵀWX)⁻¹XᵀWy; with Xw/scale = QR, x*ᵀβ̂ = (x*/scale)ᵀ R⁻¹ Qᵀ (√w y).
+    u = np.linalg.solve(r.T, x_star / scale)  # R⁻ᵀ x*
+    zeta = sw * (q @ u)
+    value = float(zeta @ yv)
+    coef = np.linalg.solve(r, q.T @ (sw * yv)) / scale
+    resid = yv - X @ coef
+    h = np.einsum("ij,ij->i", q, q)
+    if (h > 1 - 1e-10).any():
+        i = int(np.flatnonzero(h > 1 - 1e-10)[0])
+        raise ValueError(
+            f"unit {i} (time {t[i]:g}) has leverage 1 in {model.name}: the model fits it "
+            f"exactly and its noise cannot be estimated (HC2); use fewer terms"
+        )
+    se = float(math.sqrt(np.sum(zeta**2 * resid**2 / (1.0 - h))))
+    low = high = None
+    if alpha is not None:
+        z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+        low, high = value - z * se, value + z * se
+    return TimeForecast(
+        value=value,
+        zeta=zeta,
+        se=se,
+        low=low,
+        high=high,
+        alpha=None if alpha is None else float(alpha),
+        model=model.name,
+        target=target,
+    )

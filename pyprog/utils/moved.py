@@ -1,0 +1,112 @@
+"""Old import paths of moved modules and names: they still work, with a warning.
+
+A module that moved leaves a small module at its old path whose attributes are looked up,
+on first use, in the modules that now hold them (PEP 562's module ``__getattr__``)::
+
+    # pyprog/offpolicy/rounds.py, after the move
+    from pyprog.utils.moved import moved
+
+    __getattr__, __dir__ = moved(__name__, "pyprog.logs.rounds", "pyprog.logs.times")
+
+Each use of an old path warns with a :class:`MovedWarning` (a ``DeprecationWarning``) that
+names the new one; the old paths go in :data:`REMOVED_IN`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Iterable
+
+__all__ = ["REMOVED_IN", "MovedWarning", "moved"]
+
+#: The release in which the old paths stop working.
+REMOVED_IN = "0.3"
+
+
+class MovedWarning(DeprecationWarning):
+    """A name imported from the path it had before pyprog's layout of issue 49."""
+
+
+def _home(name: str, modules: Iterable[str]) -> str | None:
+    """The first of ``modules`` that holds ``name`` (imported as needed)."""
+    for module in modules:
+        if hasattr(importlib.import_module(module), name):
+            return module
+    return None
+
+
+def _defining_module(value: object, name: str, found_in: str) -> str:
+    """Where ``value`` is defined (a function's or class's module), else ``found_in``."""
+    module = getattr(value, "__module__", None)
+    if isinstance(module, str) and module.startswith("pyprog.") and module in sys.modules:
+        if getattr(sys.modules[module], name, None) is value:
+            return module
+    return found_in
+
+
+def moved(
+    old: str, *modules: str, names: Iterable[str] | None = None
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A module ``__getattr__`` and ``__dir__`` that find names in ``modules``, warning.
+
+    Parameters
+    ----------
+    old : str
+        The old module's name (pass ``__name__``).
+    *modules : str
+        The modules that now hold its names, searched in order.
+    names : iterable of str, optional
+        Only these names moved (the old module still defines the others itself); default:
+        every public or private name the new modules hold.
+
+    Returns
+    -------
+    (__getattr__, __dir__)
+
+    Examples
+    --------
+    >>> import types, sys, warnings
+    >>> sys.modules["pyprog.old"] = types.ModuleType("pyprog.old")
+    >>> getattr_, _ = moved("pyprog.old", "pyprog.logs.times", names=["as_days"])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f = getattr_("as_days")
+    >>> f.__module__, caught[0].category.__name__
+    ('pyprog.logs.times', 'MovedWarning')
+    >>> str(caught[0].message)
+    'pyprog.old.as_days moved to pyprog.logs.times.as_days; the old path goes in pyprog 0.3'
+    >>> del sys.modules["pyprog.old"]
+    """
+    if not modules:
+        raise ValueError("moved() needs at least one new module")
+    only = None if names is None else frozenset(names)
+
+    def __getattr__(name: str) -> object:
+        home = None
+        if not name.startswith("__") and (only is None or name in only):
+            home = _home(name, modules)
+        if home is None:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        home = _defining_module(value, name, home)
+        warnings.warn(
+            f"{old}.{name} moved to {home}.{name}; the old path goes in pyprog {REMOVED_IN}",
+            MovedWarning,
+            stacklevel=2,
+        )
+        # kept in the old module, so that ``from old import name`` (which asks twice) and
+        # later uses warn once
+        vars(sys.modules[old])[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        found = set(only or ())
+        if only is None:
+            for module in modules:
+                found |= set(getattr(importlib.import_module(module), "__all__", ()))
+        return sorted(found)
+
+    __getattr__.forwards = only  # type: ignore[attr-defined]  # which names (None: all)
+    return __getattr__, __dir__

@@ -1,0 +1,496 @@
+"""A policy's value at a future date, from timestamped contextual-bandit rounds.
+
+:func:`forecast_value` is the one entry point (``pyprog forecast LOG.csv --time COL`` runs
+it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evaluation policy
+π_e it answers "what will π_e's value be on this date (or over this window)?":
+
+1. **Per-round estimates** (:func:`pyprog.offpolicy.round_estimates`): doubly robust
+   pseudo-outcomes Ŷ_i with a cross-fitted reward model (default), or importance
+   sampling; each is an unbiased estimate of V_{t_i}(π_e), the value at its own time.
+   DR's direct term is pooled over every logged context (as OPFV's) unless the contexts
+   drift (``pool_contexts``; :mod:`pyprog.offpolicy.estimates`).
+   With ``estimator="auto"`` both DR and IS are computed (DR, under the default
+   ``time_feature="auto"``, with a reward model that sees the time and with one that does
+   not), and the one whose chosen model predicts held-out stretches of the log better
+   (lower cross-validation error: all estimate the same V_t, so the lower error is the
+   lower noise) is used. The direct term is pooled unless the contexts drift
+   (:func:`pyprog.value.drifts` on its context part).
+2. **The value in time** (:class:`pyprog.value.ModelAverage`): the rounds are gathered
+   into one-day bins, and each candidate model of the value in time (the constant, a
+   trend, a persistent step, a yearly season or blocks of the year, each with or without
+   the day of the week) is a mixed model whose every term has its own variance chosen
+   from the log (REML), so weak effects are shrunk rather than switched on or off; the
+   forecast averages the candidates weighted by their evidence (Bayesian model
+   averaging), and is linear in the bins.
+3. **A prediction interval** (``interval="prediction"``, the default) for the value on the
+   target day (or the window's average): the mixture of the candidates' predictive
+   normals, each with its coefficients' uncertainty at the target, the day's own
+   deviation that no model explains (its variance estimated from the log: the excess of
+   the daily estimates' spread over their noise; shrinking as 1/L over a window of L
+   days), and the pooled direct term's sampling error, which every bin shares.
+   ``interval="mean"`` leaves out the day's own deviation (the interval for the models'
+   mean). By the orthogonality of cross-fitted DR (Chernozhukov et al. 2018), the reward
+   model's fitting error enters the estimate only at second order, so the
+   pseudo-outcomes' own variability carries it to first order.
+
+How far ahead: each model is extrapolated on its own terms (a season repeats, a trend
+continues, the level after a step persists), which a log cannot test beyond its own
+length. Targets further past the log's end than the log is long (``max_horizon``, default
+the log's span) are a :class:`~pyprog.timeseries.errors.ForecastError` that says so.
+
+Times: numbers are days (the default models' year is 365.25 and their week 7); dates
+(``datetime64``, ``datetime``, pandas timestamps, ISO-8601 strings) are converted to UTC
+(a time zone offset is honoured, naive dates are taken as UTC) and counted in days since
+1970-01-01, so blocks of the year and days of the week follow the UTC calendar.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pyprog.logs.columns import column as _column
+from pyprog.logs.columns import column_names as _names
+from pyprog.logs.columns import log_columns as _columns
+from pyprog.logs.columns import numbers_of as _numbers
+from pyprog.logs.rounds import check_action_dist, check_rounds, check_support, policy_action_dist
+from pyprog.logs.rounds_csv import read_rounds_csv
+from pyprog.logs.times import target_time as _target_time
+from pyprog.logs.times import time_values
+from pyprog.offpolicy.estimates import RoundEstimates, round_estimates
+from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.terms import TimeModel, as_time_model
+from pyprog.utils.validation import shorten
+from pyprog.value import ModelAverage, bin_noise, drifts
+from pyprog.value.averaging import MIN_BINS, screening_models
+from pyprog.value.bins import Binned, bin_estimates
+from pyprog.value.candidates import default_reward_time_model
+
+__all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
+
+#: The estimators ``forecast_value`` chooses between under ``estimator="auto"``.
+AUTO_ESTIMATORS = ("dr", "is")
+#: The label's suffix when DR's or DM's reward model without time inputs was chosen.
+UNTIMED = " (q(x, a))"
+
+
+@dataclass(frozen=True)
+class ValueForecast:
+    """A policy's forecast value at a time (or over a window) with its interval.
+
+    Attributes
+    ----------
+    value : float
+        The forecast of V_{t'}(π_e) (or its average over the window).
+    low, high : float or None
+        The interval's ends at level 1 − ``alpha`` (None when ``alpha`` is None).
+    alpha : float or None
+    model : str
+        The candidate with the highest weight, e.g. ``"const+season(365.25D,k=1)"``.
+    estimator : str
+        The per-round estimator used: ``"dr"``, ``"is"``, ``"snis"`` or ``"dm"``.
+    target : tuple
+        ``("at", t')`` or ``("over", t₁, t₂)``, in days (since 1970-01-01 UTC for dates).
+    horizon : float
+        Days from the log's last round to the target (to the window's end for ``over``).
+    n_rounds, n_bins : int
+        Rounds in the log, and the one-day (``bin_width``) bins they fill.
+    se : float
+        The standard deviation of the forecast's predictive mixture (of ``interval``'s
+        kind); the interval is the mixture's quantiles, not ± a multiple of it.
+    interval : str
+        ``"prediction"`` (the value on the day, or the window's average) or ``"mean"``
+        (the models' mean there, without the day's own deviation).
+    weights : dict
+        Every candidate's weight in the average (they sum to 1).
+    """
+
+    value: float
+    low: float | None
+    high: float | None
+    alpha: float | None
+    model: str
+    estimator: str
+    target: tuple
+    horizon: float
+    n_rounds: int
+    n_bins: int
+    se: float
+    interval: str = "prediction"
+    weights: dict = field(default_factory=dict, repr=False)
+
+    def as_dict(self) -> dict:
+        """A JSON-ready summary (dates as days since 1970-01-01 UTC)."""
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "alpha": self.alpha,
+            "model": self.model,
+            "estimator": self.estimator,
+            "target": list(self.target),
+            "horizon_days": self.horizon,
+            "n_rounds": self.n_rounds,
+            "n_bins": self.n_bins,
+            "se": self.se,
+            "interval": self.interval,
+        }
+
+    def __str__(self) -> str:
+        interval = "" if self.low is None else f" [{self.low:.4g}, {self.high:.4g}]"
+        level = (
+            "" if self.alpha is None
+            else f" ({(1 - self.alpha) * 100:g}% {self.interval} interval)"
+        )  # fmt: skip
+        return (
+            f"value {self.value:.4g}{interval}{level} at {self.horizon:.4g} days ahead; "
+            f"top model {self.model}, estimator {self.estimator}, {self.n_rounds} rounds"
+        )
+
+
+# -- the forecast ----------------------------------------------------------------------
+
+
+def forecast_value(
+    log,
+    policy,
+    *,
+    at=None,
+    over=None,
+    time: str = "time",
+    context="x",
+    action: str = "action",
+    reward: str = "reward",
+    pscore: str = "pscore",
+    n_actions: int | None = None,
+    estimator: str = "auto",
+    models=None,
+    reward_model=None,
+    time_feature="auto",
+    pool_contexts="auto",
+    bin_width: float = 1.0,
+    max_horizon: float | None = None,
+    alpha: float | None = 0.1,
+    interval: str = "prediction",
+    random_state=0,
+):
+    """Forecast a policy's value at a future time from timestamped contextual-bandit rounds.
+
+    Parameters
+    ----------
+    log : str, os.PathLike, pandas.DataFrame or dict of array_like
+        The rounds: a CSV path (:func:`read_rounds_csv`), a DataFrame or a dict of arrays
+        with the columns named below.
+    policy : array_like of shape (n, A), str, list of str, or callable
+        π_e: its probability of every action at each logged round, as an (n, A) array,
+        as the columns of the log (a prefix: ``"pi_"`` takes ``pi_0``, ``pi_1``, ...; or
+        a list of names), or a callable ``policy(context (n, d), times (n,)) -> (n, A)``.
+        A callable is also evaluated at the target time (a window's midpoint), so a
+        policy that changes with time is forecast as it will act then.
+    at : float, date, str, or a sequence of them
+        The target time t' after the log (a sequence gives a list of forecasts that share
+        the fitting).
+    over : (t₁, t₂)
+        A window after the log: the forecast of the value's average over it. Exactly one
+        of ``at`` and ``over``.
+    time, action, reward, pscore : str
+        Column names: time, logged action (integers 0..A−1), reward, and the logging
+        policy's probability of the logged action π₀(a_i|x_i, t_i) (OBP's ``pscore``).
+    context : str, list of str, or None
+        The context columns: a prefix (default ``"x"``: ``x0``, ``x1``, ...), a list of
+        names, or None for no context.
+    n_actions : int, optional
+        A; default: the policy's number of columns.
+    estimator : {"auto", "dr", "is", "snis", "dm"}
+        Per-round estimates; "auto" (default) chooses DR or IS (module docstring).
+    models : list of TimeModel or terms, optional
+        The candidate models of the value in time, averaged; default
+        :func:`pyprog.value.candidates.default_time_models`.
+    reward_model : scikit-learn-style regressor, optional
+        q̂ for DR and DM; default :class:`pyprog.offpolicy.ActionRidge`.
+    time_feature : "auto", time feature, TimeModel or None
+        Time inputs of the reward model: "auto" (default) both a trend, 16 blocks of the
+        year and the day of the week, as far as the log's span allows
+        (:func:`pyprog.value.candidates.default_reward_time_model`), and none,
+        the one with the lower cross-validation error kept (the result's ``estimator``
+        then ends in " (q(x, a))"); or a time feature (``PeriodBlocks(365.25, 12)``), a
+        TimeModel, or None (q̂(x, a)).
+    pool_contexts : "auto", bool
+        DR's and DM's direct term averaged over every logged context (as OPFV's), not
+        round i's own. "auto" (default): pooled when the reward model is affine in its
+        inputs (the default is) and the contexts' part of the direct term does not drift
+        (:func:`pyprog.value.drifts`: no candidate beats the constant by a Bayes factor
+        of 20); the result's ``estimator`` then reads "dr-pooled".
+    bin_width : float
+        Days per bin (default 1); use less for patterns within a day.
+    max_horizon : float, optional
+        The furthest target, in days after the log's last round; default the log's span.
+    alpha : float or None
+        1 − the interval's level (default 0.1: 90 %); None: no interval.
+    interval : {"prediction", "mean"}
+        "prediction" (default): for the value on the target day (a window's average);
+        "mean": for the models' mean there, without the day's own deviation.
+    random_state : None, int or numpy.random.Generator
+        The reward model's cross-fitting folds.
+
+    Returns
+    -------
+    ValueForecast, or a list of them when ``at`` is a sequence
+
+    Raises
+    ------
+    ValueError
+        Bad input, naming the argument (or the column) and what is allowed.
+    ForecastError
+        A target further ahead than ``max_horizon``, or a log in fewer than 30 bins.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 3000
+    >>> t = np.sort(rng.uniform(0, 365, n))              # a year of rounds (days)
+    >>> x = rng.normal(size=(n, 2))
+    >>> a = rng.integers(0, 2, n)                        # uniform logging policy
+    >>> r = (a == 1) * (1 + np.sin(2 * np.pi * t / 365.25)) + rng.normal(0, 0.3, n)
+    >>> log = {"time": t, "x0": x[:, 0], "x1": x[:, 1], "action": a, "reward": r,
+    ...        "pscore": np.full(n, 0.5)}
+    >>> always_1 = np.tile([0.0, 1.0], (n, 1))
+    >>> f = forecast_value(log, always_1, at=365.25 + 91.3)   # a year and a season on
+    >>> f.model, round(f.value, 1), f.low < 2.0 < f.high
+    ('const+season(365.25D,k=1)', 2.0, True)
+    """
+    _check_options(alpha, interval, bin_width, max_horizon, random_state)  # before any reading
+    frame, path = _columns(log)
+    if frame is None:
+        frame = read_rounds_csv(path, time=time)
+    if (at is None) == (over is None):
+        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
+    # a sequence of targets: a list, an array, a pandas DatetimeIndex or Series (not 0-d)
+    many = at is not None and not isinstance(at, (str, bytes)) and np.ndim(at) == 1
+    if many and len(at) == 0:
+        raise ValueError("at must hold at least one time; got an empty sequence")
+
+    times = time_values(_column(frame, time, "time"), name=f"time column {time!r}")
+    ctx_names = [] if context is None else _names(frame, context, "context")
+    ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
+    acts = np.asarray(_column(frame, action, "action"))
+    rews = np.asarray(_column(frame, reward, "reward"))
+    ps = np.asarray(_column(frame, pscore, "pscore"))
+    n = rews.shape[0]
+
+    if callable(policy):
+        if n_actions is None:
+            raise ValueError("n_actions is required when policy is a callable")
+        pi_log = None
+    elif isinstance(policy, (str, list, tuple)) and (
+        isinstance(policy, str) or all(isinstance(p, str) for p in policy)
+    ):
+        names = _names(frame, policy, "policy")
+        if not names:
+            raise ValueError(
+                f"policy: no columns named {policy!r} followed by an action number in the log"
+            )
+        pi_log = np.column_stack([_numbers(frame, c, "policy") for c in names])
+    else:
+        pi_log = np.asarray(policy)
+    if pi_log is not None:
+        if n_actions is None:
+            if pi_log.ndim < 2:
+                raise ValueError(f"policy must have shape (n, n_actions); got {pi_log.shape}")
+            n_actions = int(pi_log.shape[1])
+        pi_log = check_action_dist("policy", pi_log, n, n_actions)
+    rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
+    order = rounds.canonical_order()  # a shuffled log gives the same forecast
+    rounds = rounds.take(order)
+    pi_log = None if pi_log is None else pi_log[order]
+
+    name = estimator.lower() if isinstance(estimator, str) else None
+    if name not in ("auto", "dr", "is", "ips", "ipw", "snis", "snipw", "dm"):
+        raise ValueError(f"estimator must be 'auto', 'dr', 'is', 'snis' or 'dm'; got {estimator!r}")
+    affine = getattr(reward_model, "affine_features", reward_model is None)
+    if not (isinstance(pool_contexts, (bool, np.bool_)) or pool_contexts == "auto"):
+        raise ValueError(f"pool_contexts must be 'auto', True or False; got {pool_contexts!r}")
+    if pool_contexts is True and reward_model is not None and not affine:
+        raise ValueError(
+            f"pool_contexts=True needs a reward model affine in its inputs (marked "
+            f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
+        )
+    # targets and horizons
+    t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
+    span = t_last - t_first
+    limit = span if max_horizon is None else float(max_horizon)
+    if over is not None:
+        if not isinstance(over, (tuple, list)) or len(over) != 2:
+            raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
+        a, b = _target_time("over[0]", over[0]), _target_time("over[1]", over[1])
+        if not a < b:
+            raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
+        goals = [("over", a, b)]
+    else:
+        points = list(at) if many else [at]
+        names = [f"at[{i}]" for i in range(len(points))] if many else ["at"]
+        goals = [("at", _target_time(k, p)) for k, p in zip(names, points, strict=True)]
+    for goal in goals:
+        start, end = goal[1], goal[-1]
+        if start <= t_last:
+            raise ValueError(
+                f"{goal[0]} must be after the log (a forecast): {start:g} <= the last round's "
+                f"time {t_last:g} (days since 1970-01-01 for dates)"
+            )
+        if end - t_last > limit and max_horizon is not None:
+            raise ForecastError(
+                f"the target is {end - t_last:.4g} days after the log's end, beyond "
+                f"max_horizon={limit:g} days"
+            )
+        if end - t_last > limit:
+            raise ForecastError(
+                f"the target is {end - t_last:.4g} days after the log's end, but the log "
+                f"covers {span:.4g} days: a model chosen on a log cannot be checked further "
+                f"ahead than the log is long. Pass max_horizon= to forecast anyway"
+            )
+
+    # π_e at the logged contexts: at the log's own times, and, for a callable that acts
+    # differently at some target, at each target's time (one set of estimates per target)
+    def policy_at(goal: tuple) -> np.ndarray:
+        when = np.full(n, _policy_time(goal))
+        return check_support(policy_action_dist(policy, rounds.context, when, n_actions), rounds)
+
+    if pi_log is not None:
+        at_log, varying = check_support(pi_log, rounds), False
+    else:
+        at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
+        at_log = check_support(at_log, rounds)
+        varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
+
+    def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
+        """(label, per-round estimates): pooled ("dr-pooled") when allowed and the contexts hold."""
+        pool = kind in ("dr", "dm") and pool_contexts is not False and bool(affine)
+        while True:
+            est = round_estimates(
+                rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore,
+                dist, estimator=kind, reward_model=reward_model, time_feature=phi,
+                n_actions=n_actions, pool_contexts=pool, random_state=random_state,
+            )  # fmt: skip
+            # the contexts drift when Σ_a π_e(a|x_i) q̂(x_i, 0, a) does (or too few bins)
+            if not (pool and pool_contexts == "auto") or not drifts(
+                est.context_part, est.times, bin_width
+            ):
+                return (kind + "-pooled" if pool else kind), est
+            pool = False  # the contexts drift: each round's own context
+
+    # the reward model's time inputs; "auto": with and without, and the backtest chooses
+    # (on a thousand rounds that do not drift, their noise outweighs what they explain)
+    phis = {"": time_feature}
+    if isinstance(time_feature, str) and time_feature == "auto":
+        phis = {"": default_reward_time_model(t_first, t_last), UNTIMED: None}
+    kinds = list(AUTO_ESTIMATORS) if name == "auto" else [name]
+
+    def every_estimate(dist: np.ndarray) -> dict:
+        """Each kind's per-round estimates by label, DR and DM once per time input of q̂."""
+        out = {}
+        for k in kinds:
+            for suffix, phi in phis.items() if k in ("dr", "dm") else [("", None)]:
+                label, est = estimates(k, dist, phi)
+                out[label + suffix] = est
+        return out
+
+    cand_models = None if models is None else [_as_model(m) for m in models]
+
+    def forecast(group, estimates_by_kind) -> list[ValueForecast]:
+        # the estimator whose bins a few broad shrunk models predict best in held-out
+        # stretches (all estimate the same V_t, so the lower error is the lower noise)
+        bins = {k: _bins(est, bin_width) for k, est in estimates_by_kind.items()}
+        kind = next(iter(bins))
+        if len(bins) > 1:
+            scores = {k: _average(b, screening_models(*b[0].span)).cv_score()
+                      for k, b in bins.items()}  # fmt: skip
+            kind = min(scores, key=scores.get)
+        avg = _average(bins[kind], cand_models)
+        value, low, high, sd = avg.forecast(group, alpha, kind=interval)
+        return [
+            ValueForecast(
+                value=float(value[j]),
+                low=None if low is None else float(low[j]),
+                high=None if high is None else float(high[j]),
+                alpha=None if alpha is None else float(alpha),
+                model=avg.top,
+                estimator={"ips": "is", "ipw": "is", "snipw": "snis"}.get(kind, kind),
+                target=goal,
+                horizon=float(goal[-1] - t_last),
+                n_rounds=int(n),
+                n_bins=avg.binned.m,
+                se=float(sd[j]),
+                interval=interval,
+                weights=avg.weights,
+            )
+            for j, goal in enumerate(group)
+        ]
+
+    if varying:  # π_e as it will act at each target
+        out = []
+        for g in goals:
+            dist = policy_at(g)
+            out.append(forecast([g], every_estimate(dist))[0])
+    else:
+        out = forecast(goals, every_estimate(at_log))
+    return out if many else out[0]
+
+
+def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> None:
+    """The numeric options, each a ValueError naming it (before the log is read)."""
+
+    def real(x) -> bool:
+        return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+    if alpha is not None and not (real(alpha) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1) or None; got {shorten(alpha)}")
+    if interval not in ("prediction", "mean"):
+        raise ValueError(f"interval must be 'prediction' or 'mean'; got {shorten(interval)}")
+    seeds = (numbers.Integral, np.random.Generator, np.random.SeedSequence)
+    if not (random_state is None or isinstance(random_state, seeds)) or isinstance(
+        random_state, bool
+    ):
+        raise ValueError(
+            f"random_state must be None, an integer or a numpy.random.Generator; got "
+            f"{shorten(random_state)}"
+        )
+    if not (real(bin_width) and math.isfinite(bin_width) and bin_width > 0):
+        raise ValueError(f"bin_width must be a finite number of days > 0; got {shorten(bin_width)}")
+    if max_horizon is not None and not (
+        real(max_horizon) and math.isfinite(max_horizon) and max_horizon > 0
+    ):
+        raise ValueError(f"max_horizon must be a number of days > 0; got {shorten(max_horizon)}")
+
+
+def _bins(est: RoundEstimates, bin_width: float) -> tuple[Binned, np.ndarray, float]:
+    """One estimator's bins, their noise variances and the variance every bin shares
+    (a pooled direct term's sampling error, var(context part)/n)."""
+    binned = bin_estimates(est.values, est.times, bin_width)
+    if binned.m < MIN_BINS:
+        raise ForecastError(
+            f"the log has {binned.m} time bins of {bin_width:g} days; a forecast in time "
+            f"needs at least {MIN_BINS}: use narrower bins or a longer log"
+        )
+    shared = 0.0 if est.context_part is None else float(np.var(est.context_part) / est.values.size)
+    return binned, bin_noise(est.values, est.times, binned), shared
+
+
+def _average(bins: tuple, models) -> ModelAverage:
+    """The model average of ``models`` (None: the default candidates) on :func:`_bins`."""
+    binned, noise, shared = bins
+    return ModelAverage(binned, noise, models, shared)
+
+
+def _policy_time(goal: tuple) -> float:
+    """When a callable π_e is asked how it acts for a target: t', or a window's midpoint."""
+    return goal[1] if goal[0] == "at" else 0.5 * (goal[1] + goal[2])
+
+
+def _as_model(spec) -> TimeModel:
+    try:  # a term, a sum of terms (a TimeModel) or a list of terms
+        return as_time_model(spec)
+    except ValueError as exc:
+        raise ValueError(f"models: {exc}") from None

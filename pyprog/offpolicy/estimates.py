@@ -18,6 +18,10 @@ pseudo-outcome Ŷ_i whose mean over the rounds is the usual estimator:
   i) it is unbiased for V_{t_i}(π_e) whatever q̂, and its variance is lower than IS's when
   q̂ is close to q.
 
+Each is a :class:`RoundEstimator` (:class:`InverseWeighting`, :class:`SelfNormalisedWeighting`,
+:class:`DirectMethod`, :class:`DoublyRobust`), found by name in :data:`ROUND_ESTIMATORS`; a
+new one is a subclass registered with :func:`register_round_estimator`.
+
 **Pooled direct term** (``pool_contexts=True``, for "dm" and "dr"): the direct term of
 round i averages q̂ at round i's time over *every* logged context, as OPFV's does,
 D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂(x_j, φ(t_i), a), in place of round i's own context. Its
@@ -46,6 +50,7 @@ Saito et al. (2021), Open Bandit Pipeline (``obp.ope``: the names ipw / snipw / 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -54,11 +59,165 @@ from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.timeseries.features import check_time_feature, checked_labels, one_hot
 from pyprog.timeseries.terms import TimeModel
 
-__all__ = ["ESTIMATORS", "RoundEstimates", "round_estimates"]
+__all__ = [
+    "ESTIMATORS",
+    "ROUND_ESTIMATORS",
+    "DirectMethod",
+    "DoublyRobust",
+    "InverseWeighting",
+    "RoundEstimates",
+    "RoundEstimator",
+    "RoundInputs",
+    "SelfNormalisedWeighting",
+    "register_round_estimator",
+    "round_estimates",
+    "round_estimator",
+]
 
-#: The estimators and their aliases (OBP's names).
-ESTIMATORS = {"is": "is", "ipw": "is", "ips": "is", "snis": "snis", "snipw": "snis",
-              "dm": "dm", "dr": "dr"}  # fmt: skip
+#: The per-round estimators by name (:func:`register_round_estimator` adds one).
+ROUND_ESTIMATORS: dict[str, type[RoundEstimator]] = {}
+#: Every name an estimator answers to (its own and its aliases, e.g. OBP's) -> its name.
+ESTIMATORS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class RoundInputs:
+    """What a per-round estimator sees of the log, each of shape (n,).
+
+    ``q_logged`` and ``direct`` are None unless the estimator uses a reward model.
+    """
+
+    #: r_i.
+    reward: np.ndarray
+    #: w_i = π_e(a_i|x_i, t_i) / π₀(a_i|x_i, t_i).
+    weights: np.ndarray
+    #: Group labels 0..G-1 for self-normalisation (all 0 by default).
+    groups: np.ndarray
+    #: q̂(x_i, φ(t_i), a_i), cross-fitted.
+    q_logged: np.ndarray | None = None
+    #: The direct term Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a), or its pooled form D̄_i.
+    direct: np.ndarray | None = None
+
+
+class RoundEstimator:
+    """A per-round estimator: one pseudo-outcome Ŷ_i per round, whose mean is its value.
+
+    One class per estimator, as OBP's ``obp.ope`` has; a subclass sets :attr:`name` (and
+    :attr:`aliases`), says whether it needs the cross-fitted reward model, and writes
+    :meth:`pseudo_outcomes`. Registered (:func:`register_round_estimator`), it is
+    available to :func:`round_estimates`, :func:`pyprog.forecast_value` and
+    ``pyprog forecast --estimator``.
+    """
+
+    #: The estimator's name, as ``estimator=`` takes it.
+    name: ClassVar[str]
+    #: Other names it answers to.
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: Whether it needs q̂ (the cross-fitted reward model): ``q_logged`` and ``direct``.
+    uses_reward_model: ClassVar[bool] = False
+
+    def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
+        """Ŷ, shape (n,): each an estimate of the value at its own round's time."""
+        raise NotImplementedError
+
+
+def register_round_estimator(cls: type[RoundEstimator]) -> type[RoundEstimator]:
+    """Make ``cls`` available by its name and aliases (a class decorator).
+
+    Raises
+    ------
+    ValueError
+        If ``cls`` is not a :class:`RoundEstimator` with a name, or a name is taken.
+
+    Examples
+    --------
+    >>> @register_round_estimator
+    ... class Clipped(RoundEstimator):
+    ...     name = "clipped-is"
+    ...     def pseudo_outcomes(self, inputs):
+    ...         return np.minimum(inputs.weights, 10.0) * inputs.reward
+    >>> round_estimator("clipped-is").name
+    'clipped-is'
+    >>> _ = ROUND_ESTIMATORS.pop("clipped-is"), ESTIMATORS.pop("clipped-is")
+    """
+    if not (isinstance(cls, type) and issubclass(cls, RoundEstimator)):
+        raise ValueError(f"a round estimator must subclass RoundEstimator; got {cls!r}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name or name != name.lower():
+        raise ValueError(f"{cls.__name__}.name must be a lower-case string; got {name!r}")
+    for alias in (name, *cls.aliases):
+        if alias in ESTIMATORS or alias in ("auto",):
+            raise ValueError(f"the estimator name {alias!r} is taken ({cls.__name__})")
+    ROUND_ESTIMATORS[name] = cls
+    ESTIMATORS.update(dict.fromkeys((name, *cls.aliases), name))
+    return cls
+
+
+def round_estimator(name) -> RoundEstimator:
+    """The estimator called ``name`` (or one of its aliases, case ignored), as an instance.
+
+    Examples
+    --------
+    >>> round_estimator("IPW").name
+    'is'
+    """
+    key = ESTIMATORS.get(name.lower()) if isinstance(name, str) else None
+    if key is None:
+        raise ValueError(f"estimator must be one of {sorted(ESTIMATORS)}; got {name!r}")
+    return ROUND_ESTIMATORS[key]()
+
+
+@register_round_estimator
+class InverseWeighting(RoundEstimator):
+    """Inverse propensity scoring (Horvitz & Thompson 1952): Ŷ_i = w_i r_i."""
+
+    name = "is"
+    aliases = ("ipw", "ips")
+
+    def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
+        return inputs.weights * inputs.reward
+
+
+@register_round_estimator
+class SelfNormalisedWeighting(RoundEstimator):
+    """Self-normalised IS (Swaminathan & Joachims 2015): Ŷ_i = w_i r_i / w̄_g, w̄_g the mean
+    weight of round i's group."""
+
+    name = "snis"
+    aliases = ("snipw",)
+
+    def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
+        g = inputs.groups
+        mean_w = np.bincount(g, weights=inputs.weights) / np.bincount(g)
+        if (mean_w[g] <= 0).any():
+            raise ValueError(
+                "snis: every weight of a group is 0 (π_e never takes the logged actions there); "
+                "self-normalisation is undefined: use 'is' or 'dr', or wider groups"
+            )
+        return inputs.weights * inputs.reward / mean_w[g]
+
+
+@register_round_estimator
+class DirectMethod(RoundEstimator):
+    """The direct method: Ŷ_i = Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)."""
+
+    name = "dm"
+    uses_reward_model = True
+
+    def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
+        return inputs.direct
+
+
+@register_round_estimator
+class DoublyRobust(RoundEstimator):
+    """Doubly robust (Dudík, Langford & Li 2011): Ŷ_i = w_i (r_i − q̂(x_i, φ(t_i), a_i)) + the
+    direct term."""
+
+    name = "dr"
+    uses_reward_model = True
+
+    def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
+        return inputs.weights * (inputs.reward - inputs.q_logged) + inputs.direct
 
 
 @dataclass(frozen=True)
@@ -74,7 +233,7 @@ class RoundEstimates:
     times : numpy.ndarray, shape (n,)
         t_i as float (days since 1970-01-01 UTC when given as dates).
     estimator : str
-        "is", "snis", "dm" or "dr".
+        The estimator's name: "is", "snis", "dm", "dr" or a registered one.
     q_hat : numpy.ndarray of shape (n, A), or None
         The cross-fitted q̂(x_i, φ(t_i), ·) ("dm", "dr").
     fold : numpy.ndarray of shape (n,), or None
@@ -155,8 +314,9 @@ def round_estimates(
         π₀(a_i|x_i, t_i) in (0, 1].
     action_dist : array_like, shape (n, A), or callable
         π_e(· | x_i, t_i), rows summing to 1; or ``policy(context, times) -> (n, A)``.
-    estimator : {"dr", "dm", "is", "snis"}
-        Also OBP's aliases "ipw" / "ips" (= "is") and "snipw" (= "snis").
+    estimator : {"dr", "dm", "is", "snis"} or a registered name
+        Also OBP's aliases "ipw" / "ips" (= "is") and "snipw" (= "snis"); case is ignored.
+        :func:`register_round_estimator` adds one.
     reward_model : scikit-learn-style regressor, optional
         For "dm" and "dr"; default :class:`~pyprog.offpolicy.reward_model.ActionRidge`.
     time_feature : time feature or TimeModel, optional
@@ -198,9 +358,7 @@ def round_estimates(
     >>> est.values.shape, round(est.value, 2)
     ((2000,), 1.0)
     """
-    name = ESTIMATORS.get(estimator) if isinstance(estimator, str) else None
-    if name is None:
-        raise ValueError(f"estimator must be one of {sorted(ESTIMATORS)}; got {estimator!r}")
+    kind = round_estimator(estimator)
     if not isinstance(pool_contexts, (bool, np.bool_)):
         raise ValueError(f"pool_contexts must be True or False; got {pool_contexts!r}")
     if callable(action_dist):
@@ -221,17 +379,9 @@ def round_estimates(
         pi = check_action_dist("action_dist", action_dist, log.n, n_actions)
     rows = np.arange(log.n)
     w = pi[rows, log.action] / log.pscore
-    if name == "is":
-        return RoundEstimates(w * log.reward, w, log.times, name)
-    if name == "snis":
-        g = _groups(groups, log.n)
-        mean_w = np.bincount(g, weights=w) / np.bincount(g)
-        if (mean_w[g] <= 0).any():
-            raise ValueError(
-                "snis: every weight of a group is 0 (π_e never takes the logged actions there); "
-                "self-normalisation is undefined: use 'is' or 'dr', or wider groups"
-            )
-        return RoundEstimates(w * log.reward / mean_w[g], w, log.times, name)
+    inputs = RoundInputs(log.reward, w, _groups(groups, log.n))
+    if not kind.uses_reward_model:
+        return RoundEstimates(kind.pseudo_outcomes(inputs), w, log.times, kind.name)
     t0, t1 = float(log.times.min()), float(log.times.max())
     if time_feature is not None and not isinstance(time_feature, TimeModel):
         check_time_feature("time_feature", time_feature)
@@ -257,8 +407,6 @@ def round_estimates(
         dm, own = fit.pooled_direct(log.context, 0 if tau is None else tau.shape[1], pi)
     else:
         dm = (pi * fit.q_hat).sum(axis=1)  # Σ_a π_e(a|x_i, t_i) q̂(x_i, φ(t_i), a)
-    if name == "dm":
-        values = dm
-    else:
-        values = w * (log.reward - fit.q_hat[rows, log.action]) + dm
-    return RoundEstimates(values, w, log.times, name, fit.q_hat, fit.fold, own)
+    inputs = RoundInputs(log.reward, w, inputs.groups, fit.q_hat[rows, log.action], dm)
+    values = kind.pseudo_outcomes(inputs)
+    return RoundEstimates(values, w, log.times, kind.name, fit.q_hat, fit.fold, own)

@@ -60,7 +60,12 @@ from pyprog.logs.rounds import check_action_dist, check_rounds, check_support, p
 from pyprog.logs.rounds_csv import read_rounds_csv
 from pyprog.logs.times import target_time as _target_time
 from pyprog.logs.times import time_values
-from pyprog.offpolicy.estimates import RoundEstimates, round_estimates
+from pyprog.offpolicy.estimates import (
+    ESTIMATORS,
+    ROUND_ESTIMATORS,
+    RoundEstimates,
+    round_estimates,
+)
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.terms import TimeModel, as_time_model
 from pyprog.utils.validation import shorten
@@ -204,8 +209,9 @@ def forecast_value(
         names, or None for no context.
     n_actions : int, optional
         A; default: the policy's number of columns.
-    estimator : {"auto", "dr", "is", "snis", "dm"}
-        Per-round estimates; "auto" (default) chooses DR or IS (module docstring).
+    estimator : {"auto", "dr", "is", "snis", "dm"} or a registered name
+        Per-round estimates; "auto" (default) chooses DR or IS (module docstring); any
+        :class:`~pyprog.offpolicy.estimates.RoundEstimator` registered by name.
     models : list of TimeModel or terms, optional
         The candidate models of the value in time, averaged; default
         :func:`pyprog.value.candidates.default_time_models`.
@@ -308,8 +314,10 @@ def forecast_value(
     pi_log = None if pi_log is None else pi_log[order]
 
     name = estimator.lower() if isinstance(estimator, str) else None
-    if name not in ("auto", "dr", "is", "ips", "ipw", "snis", "snipw", "dm"):
-        raise ValueError(f"estimator must be 'auto', 'dr', 'is', 'snis' or 'dm'; got {estimator!r}")
+    if name != "auto" and name not in ESTIMATORS:
+        allowed = ", ".join(repr(k) for k in ("auto", *ROUND_ESTIMATORS))
+        raise ValueError(f"estimator must be one of {allowed}; got {estimator!r}")
+    name = ESTIMATORS.get(name, name)  # an alias (OBP's "ipw") as its estimator's name
     affine = getattr(reward_model, "affine_features", reward_model is None)
     if not (isinstance(pool_contexts, (bool, np.bool_)) or pool_contexts == "auto"):
         raise ValueError(f"pool_contexts must be 'auto', True or False; got {pool_contexts!r}")
@@ -367,7 +375,8 @@ def forecast_value(
 
     def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
         """(label, per-round estimates): pooled ("dr-pooled") when allowed and the contexts hold."""
-        pool = kind in ("dr", "dm") and pool_contexts is not False and bool(affine)
+        uses_q = ROUND_ESTIMATORS[kind].uses_reward_model
+        pool = uses_q and pool_contexts is not False and bool(affine)
         while True:
             est = round_estimates(
                 rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore,
@@ -392,7 +401,8 @@ def forecast_value(
         """Each kind's per-round estimates by label, DR and DM once per time input of q̂."""
         out = {}
         for k in kinds:
-            for suffix, phi in phis.items() if k in ("dr", "dm") else [("", None)]:
+            uses_q = ROUND_ESTIMATORS[k].uses_reward_model
+            for suffix, phi in phis.items() if uses_q else [("", None)]:
                 label, est = estimates(k, dist, phi)
                 out[label + suffix] = est
         return out
@@ -417,7 +427,7 @@ def forecast_value(
                 high=None if high is None else float(high[j]),
                 alpha=None if alpha is None else float(alpha),
                 model=avg.top,
-                estimator={"ips": "is", "ipw": "is", "snipw": "snis"}.get(kind, kind),
+                estimator=kind,
                 target=goal,
                 horizon=float(goal[-1] - t_last),
                 n_rounds=int(n),

@@ -5,7 +5,8 @@ rounds' pseudo-outcomes) that they see only as numbers, weights and times. What 
 
 * time features φ(t) (:mod:`.features`): :class:`PeriodBlocks`, :func:`DayOfWeek`,
   :class:`Crossed`;
-* time terms (:mod:`.terms`), composed with ``+`` into a :class:`TimeModel`:
+* time terms (:mod:`.terms`, each a :class:`Term`), composed with ``+`` into a
+  :class:`TimeModel`:
   :func:`trend`, :func:`season` (a stated period), :func:`step` (a persistent level shift)
   and :func:`blocks` (a time feature), with their exact window averages;
 * :func:`time_forecast` (:mod:`.models`): least squares on a time model, evaluated at a
@@ -24,6 +25,7 @@ from pyprog.timeseries.terms import (
     Blocks,
     Season,
     Step,
+    Term,
     TimeModel,
     Trend,
     blocks,
@@ -41,6 +43,7 @@ __all__ = [
     "PeriodBlocks",
     "Season",
     "Step",
+    "Term",
     "TimeForecast",
     "TimeModel",
     "Trend",

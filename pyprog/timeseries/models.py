@@ -37,8 +37,7 @@ from statistics import NormalDist
 import numpy as np
 
 from pyprog.logs.times import as_days, time_point
-from pyprog.timeseries.features import checked_labels
-from pyprog.timeseries.terms import Blocks, as_time_model
+from pyprog.timeseries.terms import as_time_model
 
 __all__ = ["TimeForecast", "time_forecast"]
 
@@ -211,15 +210,7 @@ def time_forecast(
         target = ("over", a, b)
 
     for term in model.terms:
-        if isinstance(term, Blocks):
-            lab = checked_labels("feature", term.feature, t)
-            missing = np.setdiff1d(np.arange(term.feature.n_levels), lab)
-            if missing.size:
-                raise ValueError(
-                    f"the design is rank-deficient: {term.name} has level(s) "
-                    f"{missing.tolist()} never observed in times; use fewer blocks or a "
-                    f"longer log"
-                )
+        term.check_design(t)
 
     X = model.design(t, t0, t1)
     sw = np.sqrt(w)

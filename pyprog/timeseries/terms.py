@@ -27,16 +27,23 @@ import math
 import numbers
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from pyprog.logs.times import time_point
-from pyprog.timeseries.features import PeriodBlocks, check_time_feature, checked_labels
+from pyprog.timeseries.features import (
+    DayOfWeek,
+    PeriodBlocks,
+    check_time_feature,
+    checked_labels,
+)
 
 __all__ = [
     "Blocks",
     "Season",
     "Step",
+    "Term",
     "TimeModel",
     "Trend",
     "as_time_model",
@@ -81,8 +88,29 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-class _Term:
-    """A feature term: columns of the design at times, given the log's time range."""
+class Term:
+    """A term of a time model: columns of the design at times, given the log's time range.
+
+    A new term is a frozen dataclass subclassing this one that writes ``name``,
+    ``n_columns(t0, t1)``, ``labels_names(t0, t1)``, ``columns(t, t0, t1)`` (shape
+    (len(t), n_columns)) and ``window(a, b, t0, t1, n_points)`` (the columns' exact average
+    over [a, b], shape (n_columns,)), and says what it means for the future
+    (:attr:`reading`). The model average and the fit ask a term only through these.
+    """
+
+    #: What the term says of the value after the log: ``"continues"`` (a trend goes on),
+    #: ``"persists"`` (a level shift stays), ``"returns"`` (a pattern in time recurs), or
+    #: None (nothing: the day of the week, which every reading holds or not). The model
+    #: average gives each reading the same prior mass (:func:`pyprog.value.reading`).
+    reading: ClassVar[str | None] = "returns"
+
+    def all_levels(self, z: np.ndarray) -> np.ndarray:
+        """The columns ``z`` (shape (..., n_columns)) with every level of a one-hot term,
+        the one the constant stands for put back first; other terms' as they are."""
+        return z
+
+    def check_design(self, t: np.ndarray) -> None:
+        """Raise ``ValueError`` if the term's columns at ``t`` cannot be fit (rank)."""
 
     def __add__(self, other) -> TimeModel:
         return TimeModel((self,)) + other
@@ -94,8 +122,10 @@ class _Term:
 
 
 @dataclass(frozen=True)
-class Trend(_Term):
+class Trend(Term):
     """A linear trend in t, scaled to [0, 1] over the log's times. Build with :func:`trend`."""
+
+    reading: ClassVar[str | None] = "continues"
 
     @property
     def name(self) -> str:
@@ -115,7 +145,7 @@ class Trend(_Term):
 
 
 @dataclass(frozen=True)
-class Season(_Term):
+class Season(Term):
     """cos/sin(2π j t / period), j = 1..harmonics. Build with :func:`season`."""
 
     period: float
@@ -159,7 +189,7 @@ class Season(_Term):
 
 
 @dataclass(frozen=True)
-class Blocks(_Term):
+class Blocks(Term):
     """One-hot levels of a piecewise-constant time feature, level 0 dropped.
 
     Build with :func:`blocks`.
@@ -197,11 +227,30 @@ class Blocks(_Term):
         grid = a + (np.arange(n_points) + 0.5) * (b - a) / n_points
         return self.columns(grid, t0, t1).mean(axis=0)
 
+    @property
+    def reading(self) -> str | None:  # type: ignore[override]
+        """None for the day of the week (it says nothing of the future); else "returns"."""
+        return None if self.feature == DayOfWeek() else "returns"
+
+    def all_levels(self, z: np.ndarray) -> np.ndarray:
+        return np.concatenate([1.0 - z.sum(axis=-1, keepdims=True), z], axis=-1)
+
+    def check_design(self, t: np.ndarray) -> None:
+        lab = checked_labels("feature", self.feature, t)
+        missing = np.setdiff1d(np.arange(self.feature.n_levels), lab)
+        if missing.size:
+            raise ValueError(
+                f"the design is rank-deficient: {self.name} has level(s) "
+                f"{missing.tolist()} never observed in times; use fewer blocks or a "
+                f"longer log"
+            )
+
 
 @dataclass(frozen=True)
-class Step(_Term):
+class Step(Term):
     """1{t ≥ at}: a level shift at a stated time that persists. Build with :func:`step`."""
 
+    reading: ClassVar[str | None] = "persists"
     at: float
 
     def __post_init__(self) -> None:
@@ -309,16 +358,16 @@ class TimeModel:
 
     def __post_init__(self) -> None:
         for term in self.terms:
-            if not isinstance(term, _Term):
+            if not isinstance(term, Term):
                 raise ValueError(
-                    f"terms must be trend(), season(...), step(...) or blocks(...) terms; got "
-                    f"{term!r}"
+                    f"terms must be trend(), season(...), step(...), blocks(...) or another "
+                    f"pyprog.timeseries.Term; got {term!r}"
                 )
 
     def __add__(self, other) -> TimeModel:
         if isinstance(other, TimeModel):
             return TimeModel(self.terms + other.terms)
-        if isinstance(other, _Term):
+        if isinstance(other, Term):
             return TimeModel((*self.terms, other))
         return NotImplemented
 
@@ -361,7 +410,7 @@ def as_time_model(terms) -> TimeModel:
     """
     if isinstance(terms, TimeModel):
         return terms
-    if isinstance(terms, _Term):
+    if isinstance(terms, Term):
         return TimeModel((terms,))
     if terms is None:
         return TimeModel(())

@@ -48,8 +48,7 @@ import scipy.linalg
 import scipy.special
 from threadpoolctl import threadpool_limits
 
-from pyprog.timeseries.features import DayOfWeek
-from pyprog.timeseries.terms import Blocks, Step, TimeModel, Trend
+from pyprog.timeseries.terms import TimeModel
 from pyprog.value.bins import Binned, bin_estimates, bin_noise
 from pyprog.value.candidates import default_reward_time_model, default_time_models
 from pyprog.value.reml import MixedModel, Solved
@@ -95,9 +94,7 @@ class TermEffect:
         return self._every_level(self.term.window(a, b, t0, t1, WINDOW_POINTS))
 
     def _every_level(self, z: np.ndarray) -> np.ndarray:
-        if not isinstance(self.term, Blocks):
-            return z
-        return np.concatenate([1.0 - z.sum(axis=-1, keepdims=True), z], axis=-1)
+        return self.term.all_levels(z)
 
 
 @dataclass(frozen=True)
@@ -343,8 +340,8 @@ def reading(model: TimeModel) -> str:
     """What the model says of the future beyond the log: "flat", "persists" (a step),
     "continues" (a trend), "returns" (a season or blocks of a period), or their sum.
 
-    The day of the week says nothing of it (every reading holds it or not), so it is left
-    out. The prior gives each reading the same mass, shared by its candidates: 25 step
+    Each term says its own (:attr:`pyprog.timeseries.Term.reading`); the day of the week
+    says nothing of it (every reading holds it or not), so it is left out. The prior gives each reading the same mass, shared by its candidates: 25 step
     times are one reading, as are the three seasons and four blocks of the year.
 
     Examples
@@ -353,12 +350,7 @@ def reading(model: TimeModel) -> str:
     >>> reading(TimeModel((step(100.0), blocks(DayOfWeek()))))
     'persists'
     """
-    kinds = set()
-    for term in model.terms:
-        if isinstance(term, Blocks) and term.feature == DayOfWeek():
-            continue
-        kinds.add("persists" if isinstance(term, Step) else
-                  "continues" if isinstance(term, Trend) else "returns")  # fmt: skip
+    kinds = {term.reading for term in model.terms} - {None}
     return "+".join(sorted(kinds)) or "flat"
 
 

@@ -78,6 +78,7 @@ API_MODULES = {
         "pyprog.timeseries.errors",
         "pyprog.timeseries.features",
         "pyprog.timeseries.terms",
+        "pyprog.timeseries.least_squares",
         "pyprog.timeseries.models",
     ],
     "logs": [

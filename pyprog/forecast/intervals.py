@@ -38,6 +38,7 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.least_squares import hc2_residuals, hc2_variances
 
 __all__ = [
     "BOOT_CHUNK_SIGNS",
@@ -291,9 +292,8 @@ def forecast_interval(
     ys, ws = y / yscale, weights / wscale
     zeta, fitted, leverage, P, K = _weighted_fit(phi, ws, ys, phi_star)
     f = float(zeta @ ys) * yscale if value is None else float(value)
-    # ξ̃ = ξ̂ / √(1 − h); where h = 1 the point is fitted exactly and ξ̂ = 0
-    resid = (ys - fitted) / np.sqrt(np.maximum(1.0 - leverage, np.finfo(np.float64).eps))
-    v = zeta**2 / np.maximum(1.0 - leverage, np.finfo(np.float64).eps)
+    resid = hc2_residuals(ys - fitted, leverage)  # ξ̃ = ξ̂ / √(1 − h)
+    v = hc2_variances(zeta, leverage)
     se = math.sqrt(float(zeta**2 @ resid**2))
     if se == 0.0 or not math.isfinite(se):
         if se == 0.0:

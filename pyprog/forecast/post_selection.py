@@ -50,6 +50,7 @@ from pyprog.forecast.selection import (
     target_totals,
 )
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.least_squares import hc2_residuals, leverages
 
 __all__ = [
     "forecast_weights",
@@ -140,11 +141,8 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
         _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
         fitted = np.asarray(phi) @ coef
         with np.errstate(all="ignore"):
-            if n > blocks.LARGE_N:
-                h = _leverages(phi, ww)
-            else:
-                q, _ = np.linalg.qr(np.sqrt(ww)[:, None] * phi)
-                h = np.einsum("ij,ij->i", q, q)
+            # a long log in chunks of rows (no (n, k) temporaries), as its backtests are
+            h = leverages(np.asarray(phi), ww, chunk=1 << 16 if n > blocks.LARGE_N else n)
         if not np.isfinite(h).all():
             h = np.zeros(n)
         return fitted, np.minimum(h, 1.0), ww
@@ -159,26 +157,6 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
     fitted = np.where(mass > 0, (cy[hi] - cy[lo]) / safe, ys)
     h = np.where(mass > 0, ws / safe, 0.0)
     return fitted, np.minimum(h, 1.0), ws
-
-
-def _leverages(phi: np.ndarray, ww: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
-    """The leverages ``h_i = ‖Q_i‖²`` of ``√W Φ = Q R`` in chunks of rows (a long log):
-    R by the QR of the chunks' stacked R factors (TSQR), then ``h_i = ‖R⁻ᵀ √w_i φ_i‖²``;
-    no (n, k) temporaries. Non-finite where R is singular."""
-    n = len(ww)
-    root = np.sqrt(ww)
-    parts = [
-        np.linalg.qr(root[a : a + chunk, None] * phi[a : a + chunk], mode="r")
-        for a in range(0, n, chunk)
-    ]
-    R = np.linalg.qr(np.vstack(parts), mode="r")
-    h = np.empty(n)
-    for a in range(0, n, chunk):
-        z = scipy.linalg.solve_triangular(
-            R, (root[a : a + chunk, None] * phi[a : a + chunk]).T, trans="T", check_finite=False
-        )
-        h[a : a + chunk] = np.einsum("ij,ij->j", z, z)
-    return h
 
 
 def forecast_weights(candidates, n: int, delta: int, weights=None):
@@ -279,8 +257,7 @@ def selected_interval(
     eligible = selection.eligible
     chosen = eligible.index(selection.forecaster)
     fitted, h, ww = _world_mean(selection.forecaster, ys, ws, delta)
-    eps = np.finfo(np.float64).eps
-    resid = np.where(ww > 0, (ys - fitted) / np.sqrt(np.maximum(1.0 - h, eps)), 0.0)
+    resid = np.where(ww > 0, hc2_residuals(ys - fitted, h), 0.0)
     resid[~np.isfinite(resid)] = 0.0
     origins = selection.origins
     step = math.ceil(delta / max(1, int(origins[1] - origins[0]))) if len(origins) > 1 else 1

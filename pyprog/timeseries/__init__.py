@@ -12,6 +12,8 @@ rounds' pseudo-outcomes) that they see only as numbers, weights and times. What 
 * :func:`time_forecast` (:mod:`.models`): least squares on a time model, evaluated at a
   future time or over a window, linear in the estimates (ζ returned), with an HC2
   standard error;
+* :func:`~pyprog.timeseries.least_squares.leverages` and HC2 residuals
+  (:mod:`.least_squares`), shared by both paths' intervals;
 * :class:`ForecastError` (:mod:`.errors`): what the log cannot support, as opposed to the
   ``ValueError`` of bad input.
 

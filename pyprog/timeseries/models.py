@@ -37,6 +37,7 @@ from statistics import NormalDist
 import numpy as np
 
 from pyprog.logs.times import as_days, time_point
+from pyprog.timeseries.least_squares import hc2_variances
 from pyprog.timeseries.terms import as_time_model
 
 __all__ = ["TimeForecast", "time_forecast"]
@@ -235,14 +236,14 @@ def time_forecast(
     value = float(zeta @ yv)
     coef = np.linalg.solve(r, q.T @ (sw * yv)) / scale
     resid = yv - X @ coef
-    h = np.einsum("ij,ij->i", q, q)
+    h = np.einsum("ij,ij->i", q, q)  # the leverages, ‖Q_i‖²
     if (h > 1 - 1e-10).any():
         i = int(np.flatnonzero(h > 1 - 1e-10)[0])
         raise ValueError(
             f"unit {i} (time {t[i]:g}) has leverage 1 in {model.name}: the model fits it "
             f"exactly and its noise cannot be estimated (HC2); use fewer terms"
         )
-    se = float(math.sqrt(np.sum(zeta**2 * resid**2 / (1.0 - h))))
+    se = float(math.sqrt(hc2_variances(zeta, h) @ resid**2))  # HC2
     low = high = None
     if alpha is not None:
         z = NormalDist().inv_cdf(1.0 - alpha / 2.0)

@@ -341,8 +341,9 @@ def reading(model: TimeModel) -> str:
     "continues" (a trend), "returns" (a season or blocks of a period), or their sum.
 
     Each term says its own (:attr:`pyprog.timeseries.Term.reading`); the day of the week
-    says nothing of it (every reading holds it or not), so it is left out. The prior gives each reading the same mass, shared by its candidates: 25 step
-    times are one reading, as are the three seasons and four blocks of the year.
+    says nothing of it (every reading holds it or not), so it is left out. The prior gives
+    each reading the same mass, shared by its candidates: 25 step times are one reading, as
+    are the three seasons and four blocks of the year.
 
     Examples
     --------

@@ -47,7 +47,10 @@ def _defining_module(value: object, name: str, found_in: str) -> str:
 
 
 def moved(
-    old: str, *modules: str, names: Iterable[str] | None = None
+    old: str,
+    *modules: str,
+    names: Iterable[str] | None = None,
+    renamed: dict[str, str] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """A module ``__getattr__`` and ``__dir__`` that find names in ``modules``, warning.
 
@@ -60,6 +63,8 @@ def moved(
     names : iterable of str, optional
         Only these names moved (the old module still defines the others itself); default:
         every public or private name the new modules hold.
+    renamed : dict, optional
+        Old name -> new name, for names that also changed (found in ``modules`` by the new).
 
     Returns
     -------
@@ -82,17 +87,18 @@ def moved(
     if not modules:
         raise ValueError("moved() needs at least one new module")
     only = None if names is None else frozenset(names)
+    renamed = dict(renamed or {})
 
     def __getattr__(name: str) -> object:
-        home = None
+        home, new = None, renamed.get(name, name)
         if not name.startswith("__") and (only is None or name in only):
-            home = _home(name, modules)
+            home = _home(new, modules)
         if home is None:
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        home = _defining_module(value, name, home)
+        value = getattr(importlib.import_module(home), new)
+        home = _defining_module(value, new, home)
         warnings.warn(
-            f"{old}.{name} moved to {home}.{name}; the old path goes in pyprog {REMOVED_IN}",
+            f"{old}.{name} moved to {home}.{new}; the old path goes in pyprog {REMOVED_IN}",
             MovedWarning,
             stacklevel=2,
         )
@@ -102,7 +108,7 @@ def moved(
         return value
 
     def __dir__() -> list[str]:
-        found = set(only or ())
+        found = set(only or ()) | set(renamed)
         if only is None:
             for module in modules:
                 found |= set(getattr(importlib.import_module(module), "__all__", ()))

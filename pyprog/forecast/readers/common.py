@@ -6,4 +6,6 @@ path warns, and goes in pyprog 0.3 (:mod:`pyprog.utils.moved`).
 
 from pyprog.utils.moved import moved
 
-__getattr__, __dir__ = moved(__name__, "pyprog.logs.readers.common")
+__getattr__, __dir__ = moved(
+    __name__, "pyprog.logs.readers.common", renamed={"check_action_dist": "check_sums_to_one"}
+)

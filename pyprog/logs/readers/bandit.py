@@ -17,8 +17,8 @@ from pyprog.logs.readers.common import (
     as_array,
     as_index,
     call,
-    check_action_dist,
     check_rewards,
+    check_sums_to_one,
     choose_positions,
     count,
     fail,
@@ -131,7 +131,7 @@ def from_obp(
         )
     dist = as_array(dist, "action_dist", source, (n, n_actions, None))
     log_probabilities(dist, "action_dist", source, zero=True)
-    check_action_dist(dist, "action_dist", source, ("round", "position"))
+    check_sums_to_one(dist, "action_dist", source, ("round", "position"))
     pos = bandit_feedback.get("position")
     if pos is None:
         pos = np.zeros(n, np.int64)

@@ -6,15 +6,16 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from pyprog.logs.episodes import LOG_PROB_FLOOR, MAX_ABS_REWARD, LogFormatError
+from pyprog.logs.episodes import LOG_PROB_FLOOR, LogFormatError
+from pyprog.logs.rounds import MAX_ABS_REWARD, PROB_TOL
 
 __all__ = [
     "MAX_ABS_REWARD",
     "as_array",
     "as_index",
     "call",
-    "check_action_dist",
     "check_rewards",
+    "check_sums_to_one",
     "choose_positions",
     "count",
     "fail",
@@ -100,10 +101,11 @@ def log_probabilities(p: np.ndarray, key: str, source: str, zero: bool = False) 
         return np.maximum(np.log(p), LOG_PROB_FLOOR)
 
 
-def check_action_dist(dist: np.ndarray, key: str, source: str, axes: tuple[str, ...]) -> None:
-    """Each distribution over the actions (axis 1) sums to 1; ``axes`` names the others."""
+def check_sums_to_one(dist: np.ndarray, key: str, source: str, axes: tuple[str, ...]) -> None:
+    """Each distribution over the actions (axis 1) sums to 1 (to :data:`PROB_TOL`); ``axes``
+    names the other axes, for the message."""
     sums = dist.sum(axis=1)
-    bad = np.abs(sums - 1.0) > 1e-6
+    bad = np.abs(sums - 1.0) > PROB_TOL
     if bad.any():
         i = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), sums.shape)
         at = ", ".join(f"{axis} {int(k)}" for axis, k in zip(axes, i, strict=True))

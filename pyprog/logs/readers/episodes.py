@@ -14,8 +14,8 @@ from pyprog.logs.readers.common import (
     as_array,
     as_index,
     call,
-    check_action_dist,
     check_rewards,
+    check_sums_to_one,
     count,
     fail,
     log_probabilities,
@@ -172,7 +172,7 @@ def from_scope_rl(
             evaluation_policy_action_dist, "evaluation_policy_action_dist", source, (size, None)
         )
         log_probabilities(dist, "evaluation_policy_action_dist", source, zero=True)
-        check_action_dist(dist, "evaluation_policy_action_dist", source, ("step",))
+        check_sums_to_one(dist, "evaluation_policy_action_dist", source, ("step",))
         action = as_index(action, "action", source, dist.shape[1], "step", "an action ")
         with np.errstate(divide="ignore"):
             log_pi = np.maximum(np.log(dist[np.arange(size), action]), LOG_PROB_FLOOR)

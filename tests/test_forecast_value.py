@@ -182,7 +182,7 @@ def test_horizon_beyond_the_log_is_refused_with_what_it_supports():
         (dict(at="tomorrow"), "at must be a number or an ISO-8601 date"),
         (dict(at=[]), "at must hold at least one time"),
         (dict(estimator="magic"), "estimator must be"),
-        (dict(alpha=1.5), "alpha must be in"),
+        (dict(alpha=1.5), r"alpha must be a number in \(0, 1\), e.g. 0.05, or None"),
         (dict(time="when"), "no column 'when'"),
         (dict(context=["x0", "zz"]), r"context: no column\(s\) \['zz'\]"),
         (dict(policy="q_"), "policy: no columns named 'q_'"),

@@ -380,7 +380,7 @@ class TestItem14Defaults:
         ({"interval": "both"}, "interval must be 'prediction' or 'mean'; got 'both'"),
         ({"bin_width": 0}, "bin_width must be a finite number of days > 0; got 0"),
         ({"bin_width": np.nan}, "bin_width must be a finite number of days > 0; got nan"),
-        ({"alpha": np.int64(2)}, r"alpha must be in \(0, 1\) or None; got 2"),
+        ({"alpha": np.int64(2)}, r"alpha must be a number in \(0, 1\), e.g. 0.05, or None; got 2"),
     ],
 )
 def test_forecast_value_checks_its_options_before_reading_the_log(tmp_path, option, message):

@@ -39,6 +39,7 @@ import numpy as np
 from pyprog._ext.backend import kernels
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.least_squares import hc2_residuals, hc2_variances
+from pyprog.utils import validation
 
 __all__ = [
     "BOOT_CHUNK_SIGNS",
@@ -89,15 +90,13 @@ class BootstrapInterval(NamedTuple):
 
 def check_alpha(alpha: float) -> float:
     """A significance level lies strictly between 0 and 1, and is at least :data:`MIN_ALPHA`."""
-    ok = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
-    if not ok or not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05; got {alpha!r}")
+    alpha = validation.check_alpha(alpha)
     if alpha < MIN_ALPHA:
         raise ValueError(
             f"alpha must be at least {MIN_ALPHA:g} (MIN_ALPHA): a smaller level is within "
             f"rounding of a 100% interval, which no bootstrap resolves; got {alpha!r}"
         )
-    return float(alpha)
+    return alpha
 
 
 def check_n_boot(n_boot: int, n: int | None = None) -> int:

@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from pyprog.utils.validation import check_alpha
+
 __all__ = [
     "ALPHA",
     "VERDICTS",
@@ -124,8 +126,7 @@ def holm(p: Sequence[float]) -> np.ndarray:
 
 
 def _check(cases: Sequence[Case], alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
+    check_alpha(alpha)
     for case in cases:
         if len(case) != 3:
             raise ValueError(f"each case must be (label, a, b); got {case!r}")

@@ -39,6 +39,7 @@ import numpy as np
 from pyprog.logs.times import as_days, time_point
 from pyprog.timeseries.least_squares import hc2_variances
 from pyprog.timeseries.terms import as_time_model
+from pyprog.utils.validation import check_alpha
 
 __all__ = ["TimeForecast", "time_forecast"]
 
@@ -172,10 +173,7 @@ def time_forecast(
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"weights must be finite and > 0; got {w[i]} at row {i}")
-    if alpha is not None and not (
-        isinstance(alpha, numbers.Real) and not isinstance(alpha, bool) and 0 < alpha < 1
-    ):
-        raise ValueError(f"alpha must be in (0, 1) or None; got {alpha!r}")
+    check_alpha(alpha, allow_none=True)
     if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral) or n_points < 100:
         raise ValueError(f"n_points must be an integer >= 100; got {n_points!r}")
 

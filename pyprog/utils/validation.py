@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "as_float_array",
     "check_action",
+    "check_alpha",
     "check_clip",
     "check_finite",
     "check_gamma",
@@ -142,6 +143,23 @@ def check_gamma(gamma: float) -> float:
     if not isinstance(gamma, numbers.Real) or not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must be a number in [0, 1]; got {gamma!r}")
     return float(gamma)
+
+
+def check_alpha(alpha, *, allow_none: bool = False) -> float | None:
+    """A significance level: a real number strictly between 0 and 1 (or None if allowed).
+
+    Examples
+    --------
+    >>> check_alpha(0.1), check_alpha(None, allow_none=True)
+    (0.1, None)
+    """
+    if alpha is None and allow_none:
+        return None
+    real = isinstance(alpha, numbers.Real) and not isinstance(alpha, (bool, np.bool_))
+    if not real or not 0.0 < alpha < 1.0:
+        also = ", or None" if allow_none else ""
+        raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05{also}; got {shorten(alpha)}")
+    return float(alpha)
 
 
 def check_positive(name: str, value: float) -> float:

@@ -68,7 +68,7 @@ from pyprog.offpolicy.estimates import (
 )
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.terms import TimeModel, as_time_model
-from pyprog.utils.validation import shorten
+from pyprog.utils.validation import check_alpha, shorten
 from pyprog.value import ModelAverage, bin_noise, drifts
 from pyprog.value.averaging import MIN_BINS, screening_models
 from pyprog.value.bins import Binned, bin_estimates
@@ -455,8 +455,7 @@ def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> Non
     def real(x) -> bool:
         return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
-    if alpha is not None and not (real(alpha) and 0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1) or None; got {shorten(alpha)}")
+    check_alpha(alpha, allow_none=True)
     if interval not in ("prediction", "mean"):
         raise ValueError(f"interval must be 'prediction' or 'mean'; got {shorten(interval)}")
     seeds = (numbers.Integral, np.random.Generator, np.random.SeedSequence)

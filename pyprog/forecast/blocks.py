@@ -288,6 +288,14 @@ class BlockFits:
 
     def __init__(self, candidates, n: int, delta: int, points, weights) -> None:
         self.candidates = tuple(candidates)
+        for c in self.candidates:
+            if not c.long_logs:  # no block moments: refused by name, not silently unfit
+                raise ValueError(
+                    f"the forecaster {c} has no long-log path: above LARGE_N = {LARGE_N} "
+                    "episodes, basis='auto' backtests from block moments, which only the "
+                    "built-in forecasters have (Forecaster.long_logs); pass at most "
+                    f"{LARGE_N} episodes, or leave {c} out of the candidates"
+                )
         self.n, self.delta = int(n), int(delta)
         self.points = np.asarray(points, dtype=np.int64)
         self.weights = np.asarray(weights, dtype=np.float64)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -34,12 +35,14 @@ from pyprog.utils.memo import array_cache
 from pyprog.utils.validation import check_int, check_representable
 
 __all__ = [
+    "FORECASTERS",
     "MAX_WINDOW",
     "BasisForecaster",
     "EWMAForecaster",
     "Forecaster",
     "WindowForecaster",
     "parse_forecaster",
+    "register_forecaster",
 ]
 
 
@@ -49,9 +52,35 @@ __all__ = [
 MAX_WINDOW = 10**9
 
 
+#: The forecasters :func:`parse_forecaster` reads by name (:func:`register_forecaster`).
+FORECASTERS: list[type[Forecaster]] = []
+
+
 @dataclass(frozen=True)
 class Forecaster:
-    """Base class: a forecaster is its design ``(Φ, φ*, κ)`` for n episodes and horizon δ."""
+    """Base class: a forecaster is its design ``(Φ, φ*, κ)`` for n episodes and horizon δ.
+
+    A new forecaster is a frozen dataclass subclassing this one that writes ``design`` and
+    ``__str__`` (its name), and, to be read back from its name (``candidates=["mine(k=3)"]``,
+    ``pyprog forecast --candidates``), a :attr:`pattern` and :meth:`from_name`, registered
+    with :func:`register_forecaster`. Every forecast, interval and ``basis="auto"`` backtest
+    then works with it up to :data:`pyprog.forecast.blocks.LARGE_N` episodes; beyond, the
+    backtests come from block moments that only the built-in families have
+    (:attr:`long_logs`), and a forecaster without them is refused there, by name.
+    """
+
+    #: Its names: a regular expression that :meth:`from_name` reads.
+    pattern: ClassVar[re.Pattern | None] = None
+    #: One name, for messages (``"window(k=20)"``).
+    example: ClassVar[str] = ""
+    #: Whether :mod:`pyprog.forecast.blocks` has its block moments (backtests above
+    #: ``LARGE_N`` episodes in O(N) memory).
+    long_logs: ClassVar[bool] = False
+
+    @classmethod
+    def from_name(cls, match: re.Match) -> Forecaster:
+        """The forecaster that ``match`` (of :attr:`pattern`) names."""
+        raise NotImplementedError
 
     def design(self, n: int, delta: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``phi`` (n, k) Fortran-ordered, ``phi_star`` (k,) and kernel weights ``kappa`` (n,)."""
@@ -139,8 +168,15 @@ class BasisForecaster(Forecaster):
     ('fourier(d=9)', 'linear')
     """
 
+    pattern = re.compile(r"^\s*(?:(?P<basis>fourier|poly)\(d=(?P<d>\d+)\)|(?P<linear>linear))\s*$")
+    example = "fourier(d=9)', 'poly(d=3)', 'linear"
+    long_logs = True
     basis: str = "fourier"
     d: int = 5
+
+    @classmethod
+    def from_name(cls, match: re.Match) -> BasisForecaster:
+        return cls("linear", 2) if match["linear"] else cls(match["basis"], int(match["d"]))
 
     def __post_init__(self):
         n_features(self.basis, self.d)  # validates
@@ -187,7 +223,14 @@ class WindowForecaster(Forecaster):
     'window(k=20)'
     """
 
+    pattern = re.compile(r"^\s*window\(k=(?P<k>\d+)\)\s*$")
+    example = "window(k=20)"
+    long_logs = True
     k: int = 20
+
+    @classmethod
+    def from_name(cls, match: re.Match) -> WindowForecaster:
+        return cls(int(match["k"]))
 
     def __post_init__(self):
         check_int("k", self.k, 1)
@@ -214,7 +257,16 @@ class EWMAForecaster(Forecaster):
     'ewma(halflife=10)'
     """
 
+    pattern = re.compile(
+        r"^\s*ewma\(halflife=(?P<h>[+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\)\s*$"
+    )
+    example = "ewma(halflife=10)"
+    long_logs = True
     halflife: float = 10.0
+
+    @classmethod
+    def from_name(cls, match: re.Match) -> EWMAForecaster:
+        return cls(float(match["h"]))
 
     def __post_init__(self):
         h = self.halflife
@@ -236,11 +288,25 @@ class EWMAForecaster(Forecaster):
         return phi, phi_star, kappa
 
 
-_PATTERN = re.compile(
-    r"^\s*(?:(?P<basis>fourier|poly)\(d=(?P<d>\d+)\)|(?P<linear>linear)"
-    r"|window\(k=(?P<k>\d+)\)"
-    r"|ewma\(halflife=(?P<h>[+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\))\s*$"
-)
+def register_forecaster(cls: type[Forecaster]) -> type[Forecaster]:
+    """Make ``parse_forecaster`` read ``cls``'s names (a class decorator).
+
+    Raises
+    ------
+    ValueError
+        If ``cls`` is not a :class:`Forecaster` with a :attr:`~Forecaster.pattern`.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Forecaster)):
+        raise ValueError(f"a forecaster must subclass Forecaster; got {cls!r}")
+    if not isinstance(cls.pattern, re.Pattern) or not cls.example:
+        raise ValueError(f"{cls.__name__} needs a pattern (re.compile(...)) and an example name")
+    if cls not in FORECASTERS:
+        FORECASTERS.append(cls)
+    return cls
+
+
+for _cls in (BasisForecaster, WindowForecaster, EWMAForecaster):
+    register_forecaster(_cls)
 
 
 def parse_forecaster(spec) -> Forecaster:
@@ -255,16 +321,11 @@ def parse_forecaster(spec) -> Forecaster:
     """
     if isinstance(spec, Forecaster):
         return spec
-    m = _PATTERN.match(spec) if isinstance(spec, str) else None
-    if m is None:
-        raise ValueError(
-            "a forecaster is named like 'fourier(d=9)', 'poly(d=3)', 'linear', "
-            f"'window(k=20)' or 'ewma(halflife=10)' (bases: {', '.join(BASES)}); got {spec!r}"
-        )
-    if m["basis"]:
-        return BasisForecaster(m["basis"], int(m["d"]))
-    if m["linear"]:
-        return BasisForecaster("linear", 2)
-    if m["k"]:
-        return WindowForecaster(int(m["k"]))
-    return EWMAForecaster(float(m["h"]))
+    for cls in FORECASTERS if isinstance(spec, str) else ():
+        match = cls.pattern.match(spec)
+        if match:
+            return cls.from_name(match)
+    names = "', '".join(cls.example for cls in FORECASTERS)
+    raise ValueError(
+        f"a forecaster is named like '{names}' (bases: {', '.join(BASES)}); got {spec!r}"
+    )

@@ -272,26 +272,79 @@ def forecast_value(
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)
+    many = _many_targets(at, over)
+    columns = {"time": time, "context": context, "action": action, "reward": reward,
+               "pscore": pscore}  # fmt: skip
+    rounds, pi_log, n_actions = _rounds_of(frame, columns, policy, n_actions)
+    kinds = _estimator_kinds(estimator)
+    affine = _check_pooling(pool_contexts, reward_model)
+    goals = _goals(rounds.times, at, over, many, max_horizon)
+    t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
+
+    # the reward model's time inputs; "auto": with and without, and the backtest chooses
+    # (on a thousand rounds that do not drift, their noise outweighs what they explain)
+    phis = {"": time_feature}
+    if isinstance(time_feature, str) and time_feature == "auto":
+        phis = {"": default_reward_time_model(t_first, t_last), UNTIMED: None}
+    estimates = _Estimates(
+        rounds, n_actions, kinds, phis, reward_model, pool_contexts, bool(affine), bin_width,
+        random_state,
+    )  # fmt: skip
+    fit = _Fit(None if models is None else [_as_model(m) for m in models], alpha, interval,
+               bin_width, t_last, rounds.n)  # fmt: skip
+
+    # π_e at the logged contexts: at the log's own times, and, for a callable that acts
+    # differently at some target, at each target's time (one set of estimates per target)
+    def policy_at(goal: tuple) -> np.ndarray:
+        when = np.full(rounds.n, _policy_time(goal))
+        return check_support(policy_action_dist(policy, rounds.context, when, n_actions), rounds)
+
+    if pi_log is not None:
+        at_log, varying = check_support(pi_log, rounds), False
+    else:
+        at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
+        at_log = check_support(at_log, rounds)
+        varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
+    if varying:  # π_e as it will act at each target
+        out = [fit.forecasts([g], estimates.every(policy_at(g)))[0] for g in goals]
+    else:
+        out = fit.forecasts(goals, estimates.every(at_log))
+    return out if many else out[0]
+
+
+def _many_targets(at, over) -> bool:
+    """Whether ``at`` is a sequence of targets (then a list of forecasts is returned)."""
     if (at is None) == (over is None):
         raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
     # a sequence of targets: a list, an array, a pandas DatetimeIndex or Series (not 0-d)
     many = at is not None and not isinstance(at, (str, bytes)) and np.ndim(at) == 1
     if many and len(at) == 0:
         raise ValueError("at must hold at least one time; got an empty sequence")
+    return many
 
+
+def _rounds_of(frame, columns: dict, policy, n_actions):
+    """The log's rounds in their canonical order, π_e at them (None for a callable) and A."""
+    time = columns["time"]
     times = time_values(_column(frame, time, "time"), name=f"time column {time!r}")
-    ctx_names = [] if context is None else _names(frame, context, "context")
+    ctx_names = [] if columns["context"] is None else _names(frame, columns["context"], "context")
     ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
-    acts = np.asarray(_column(frame, action, "action"))
-    rews = np.asarray(_column(frame, reward, "reward"))
-    ps = np.asarray(_column(frame, pscore, "pscore"))
-    n = rews.shape[0]
+    acts = np.asarray(_column(frame, columns["action"], "action"))
+    rews = np.asarray(_column(frame, columns["reward"], "reward"))
+    ps = np.asarray(_column(frame, columns["pscore"], "pscore"))
+    pi_log, n_actions = _policy_columns(frame, policy, n_actions, rews.shape[0])
+    rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
+    order = rounds.canonical_order()  # a shuffled log gives the same forecast
+    return rounds.take(order), (None if pi_log is None else pi_log[order]), n_actions
 
+
+def _policy_columns(frame, policy, n_actions, n: int):
+    """π_e's probabilities at the logged rounds, (n, A) (None for a callable), and A."""
     if callable(policy):
         if n_actions is None:
             raise ValueError("n_actions is required when policy is a callable")
-        pi_log = None
-    elif isinstance(policy, (str, list, tuple)) and (
+        return None, n_actions
+    if isinstance(policy, (str, list, tuple)) and (
         isinstance(policy, str) or all(isinstance(p, str) for p in policy)
     ):
         names = _names(frame, policy, "policy")
@@ -302,22 +355,25 @@ def forecast_value(
         pi_log = np.column_stack([_numbers(frame, c, "policy") for c in names])
     else:
         pi_log = np.asarray(policy)
-    if pi_log is not None:
-        if n_actions is None:
-            if pi_log.ndim < 2:
-                raise ValueError(f"policy must have shape (n, n_actions); got {pi_log.shape}")
-            n_actions = int(pi_log.shape[1])
-        pi_log = check_action_dist("policy", pi_log, n, n_actions)
-    rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
-    order = rounds.canonical_order()  # a shuffled log gives the same forecast
-    rounds = rounds.take(order)
-    pi_log = None if pi_log is None else pi_log[order]
+    if n_actions is None:
+        if pi_log.ndim < 2:
+            raise ValueError(f"policy must have shape (n, n_actions); got {pi_log.shape}")
+        n_actions = int(pi_log.shape[1])
+    return check_action_dist("policy", pi_log, n, n_actions), n_actions
 
+
+def _estimator_kinds(estimator) -> list[str]:
+    """The per-round estimators to compute: both of :data:`AUTO_ESTIMATORS`, or the one."""
     name = estimator.lower() if isinstance(estimator, str) else None
     if name != "auto" and name not in ESTIMATORS:
         allowed = ", ".join(repr(k) for k in ("auto", *ROUND_ESTIMATORS))
         raise ValueError(f"estimator must be one of {allowed}; got {estimator!r}")
-    name = ESTIMATORS.get(name, name)  # an alias (OBP's "ipw") as its estimator's name
+    # an alias (OBP's "ipw") as its estimator's name
+    return list(AUTO_ESTIMATORS) if name == "auto" else [ESTIMATORS[name]]
+
+
+def _check_pooling(pool_contexts, reward_model) -> bool:
+    """Whether the reward model is affine in its inputs (so the direct term can be pooled)."""
     affine = getattr(reward_model, "affine_features", reward_model is None)
     if not (isinstance(pool_contexts, (bool, np.bool_)) or pool_contexts == "auto"):
         raise ValueError(f"pool_contexts must be 'auto', True or False; got {pool_contexts!r}")
@@ -326,8 +382,13 @@ def forecast_value(
             f"pool_contexts=True needs a reward model affine in its inputs (marked "
             f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
         )
-    # targets and horizons
-    t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
+    return affine
+
+
+def _goals(times: np.ndarray, at, over, many: bool, max_horizon) -> list[tuple]:
+    """The targets, ``("at", t')`` or ``("over", t1, t2)``, each after the log and within
+    the horizon a model chosen on the log can be checked for."""
+    t_first, t_last = float(times.min()), float(times.max())
     span = t_last - t_first
     limit = span if max_horizon is None else float(max_horizon)
     if over is not None:
@@ -359,94 +420,92 @@ def forecast_value(
                 f"covers {span:.4g} days: a model chosen on a log cannot be checked further "
                 f"ahead than the log is long. Pass max_horizon= to forecast anyway"
             )
+    return goals
 
-    # π_e at the logged contexts: at the log's own times, and, for a callable that acts
-    # differently at some target, at each target's time (one set of estimates per target)
-    def policy_at(goal: tuple) -> np.ndarray:
-        when = np.full(n, _policy_time(goal))
-        return check_support(policy_action_dist(policy, rounds.context, when, n_actions), rounds)
 
-    if pi_log is not None:
-        at_log, varying = check_support(pi_log, rounds), False
-    else:
-        at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
-        at_log = check_support(at_log, rounds)
-        varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
+@dataclass(frozen=True)
+class _Estimates:
+    """The per-round estimates of every kind asked for, for one π_e (:meth:`every`)."""
 
-    def estimates(kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
+    rounds: object
+    n_actions: int
+    kinds: list
+    phis: dict
+    reward_model: object
+    pool_contexts: object
+    affine: bool
+    bin_width: float
+    random_state: object
+
+    def one(self, kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
         """(label, per-round estimates): pooled ("dr-pooled") when allowed and the contexts hold."""
+        r = self.rounds
         uses_q = ROUND_ESTIMATORS[kind].uses_reward_model
-        pool = uses_q and pool_contexts is not False and bool(affine)
+        pool = uses_q and self.pool_contexts is not False and self.affine
         while True:
             est = round_estimates(
-                rounds.context, rounds.times, rounds.action, rounds.reward, rounds.pscore,
-                dist, estimator=kind, reward_model=reward_model, time_feature=phi,
-                n_actions=n_actions, pool_contexts=pool, random_state=random_state,
+                r.context, r.times, r.action, r.reward, r.pscore, dist, estimator=kind,
+                reward_model=self.reward_model, time_feature=phi, n_actions=self.n_actions,
+                pool_contexts=pool, random_state=self.random_state,
             )  # fmt: skip
             # the contexts drift when Σ_a π_e(a|x_i) q̂(x_i, 0, a) does (or too few bins)
-            if not (pool and pool_contexts == "auto") or not drifts(
-                est.context_part, est.times, bin_width
+            if not (pool and self.pool_contexts == "auto") or not drifts(
+                est.context_part, est.times, self.bin_width
             ):
                 return (kind + "-pooled" if pool else kind), est
             pool = False  # the contexts drift: each round's own context
 
-    # the reward model's time inputs; "auto": with and without, and the backtest chooses
-    # (on a thousand rounds that do not drift, their noise outweighs what they explain)
-    phis = {"": time_feature}
-    if isinstance(time_feature, str) and time_feature == "auto":
-        phis = {"": default_reward_time_model(t_first, t_last), UNTIMED: None}
-    kinds = list(AUTO_ESTIMATORS) if name == "auto" else [name]
-
-    def every_estimate(dist: np.ndarray) -> dict:
+    def every(self, dist: np.ndarray) -> dict:
         """Each kind's per-round estimates by label, DR and DM once per time input of q̂."""
         out = {}
-        for k in kinds:
+        for k in self.kinds:
             uses_q = ROUND_ESTIMATORS[k].uses_reward_model
-            for suffix, phi in phis.items() if uses_q else [("", None)]:
-                label, est = estimates(k, dist, phi)
+            for suffix, phi in self.phis.items() if uses_q else [("", None)]:
+                label, est = self.one(k, dist, phi)
                 out[label + suffix] = est
         return out
 
-    cand_models = None if models is None else [_as_model(m) for m in models]
 
-    def forecast(group, estimates_by_kind) -> list[ValueForecast]:
+@dataclass(frozen=True)
+class _Fit:
+    """The model in time of the best estimator's bins, and its forecasts (:meth:`forecasts`)."""
+
+    models: list | None
+    alpha: float | None
+    interval: str
+    bin_width: float
+    t_last: float
+    n: int
+
+    def forecasts(self, group: list, estimates_by_kind: dict) -> list[ValueForecast]:
         # the estimator whose bins a few broad shrunk models predict best in held-out
         # stretches (all estimate the same V_t, so the lower error is the lower noise)
-        bins = {k: _bins(est, bin_width) for k, est in estimates_by_kind.items()}
+        bins = {k: _bins(est, self.bin_width) for k, est in estimates_by_kind.items()}
         kind = next(iter(bins))
         if len(bins) > 1:
             scores = {k: _average(b, screening_models(*b[0].span)).cv_score()
                       for k, b in bins.items()}  # fmt: skip
             kind = min(scores, key=scores.get)
-        avg = _average(bins[kind], cand_models)
-        value, low, high, sd = avg.forecast(group, alpha, kind=interval)
+        avg = _average(bins[kind], self.models)
+        value, low, high, sd = avg.forecast(group, self.alpha, kind=self.interval)
         return [
             ValueForecast(
                 value=float(value[j]),
                 low=None if low is None else float(low[j]),
                 high=None if high is None else float(high[j]),
-                alpha=None if alpha is None else float(alpha),
+                alpha=None if self.alpha is None else float(self.alpha),
                 model=avg.top,
                 estimator=kind,
                 target=goal,
-                horizon=float(goal[-1] - t_last),
-                n_rounds=int(n),
+                horizon=float(goal[-1] - self.t_last),
+                n_rounds=int(self.n),
                 n_bins=avg.binned.m,
                 se=float(sd[j]),
-                interval=interval,
+                interval=self.interval,
                 weights=avg.weights,
             )
             for j, goal in enumerate(group)
         ]
-
-    if varying:  # π_e as it will act at each target
-        out = []
-        for g in goals:
-            dist = policy_at(g)
-            out.append(forecast([g], every_estimate(dist))[0])
-    else:
-        out = forecast(goals, every_estimate(at_log))
-    return out if many else out[0]
 
 
 def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> None:

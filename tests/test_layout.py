@@ -1,4 +1,6 @@
-"""The package's shape: small modules, and no private name used outside its own module.
+"""The package's shape: modules of one idea (about 1,000 lines at most; the size of functions
+is ruff's C901 / PLR09xx rules), no private name used outside its own folder, no import cycle,
+and each folder saying what it may import.
 
 The layers themselves (which folder may import which) are checked by import-linter's
 contract in pyproject.toml (`lint-imports`, run in CI).
@@ -13,7 +15,8 @@ import pyprog
 
 ROOT = Path(pyprog.__file__).parent
 SOURCES = sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
-MAX_LINES = 600
+#: A module's budget: one idea, split by idea when it grows past this (not by line count).
+MAX_LINES = 1000
 # Private by name but shared by design: the compiled kernels' package (its name is fixed by
 # the design card, as scikit-learn's private Cython modules are) and the version module.
 SHARED_PRIVATE = ("pyprog._ext", "pyprog._version")
@@ -25,7 +28,7 @@ def _module_name(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_over_600_lines(path):
+def test_no_module_over_its_budget(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines: split it by idea"
 
@@ -48,7 +51,12 @@ def _private_imports(source: str, here: str, is_package: bool = False) -> list[s
                 if part.startswith("_") and not part.startswith("__"):
                     owner = ".".join(parts[:i])  # the package or module that hides the name
                     inside = here == private or here.startswith(private + ".")
-                    if owner not in (package, here) and not inside:
+                    folder = ".".join(parts[:2])  # pyprog.<folder>: its private helpers
+                    if (
+                        owner not in (package, here)
+                        and not inside
+                        and not (here == folder or here.startswith(folder + "."))
+                    ):
                         found.append(f"line {node.lineno}: from {node.module} import {alias.name}")
                     break
     return found
@@ -72,6 +80,9 @@ def test_the_checker_finds_a_private_import():
     # a package's private modules are its own business (pyprog._ext.backend loads _kernels)
     assert _private_imports("from pyprog.runner import _probe\n", here) == []
     assert _private_imports("from pyprog._version import __version__\n", here) == []
+    # helpers private to a folder may cross its modules (issue 49), not the folder
+    assert _private_imports("from pyprog.runner.loop import _step\n", here) == []
+    assert _private_imports("from pyprog.learn.buffer import _ring\n", here) != []
 
 
 # --- no import cycles, and every folder says what it may import (issue 49) ---------------

@@ -70,7 +70,7 @@ class SafetyTest:
         return out
 
 
-def safety_test(
+def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     log_pi,
     log_beta,
     rewards,

@@ -435,7 +435,7 @@ def parse_candidates(candidates=None) -> tuple[Forecaster, ...]:
     return parsed
 
 
-def select_forecaster(
+def select_forecaster(  # noqa: PLR0915  (reviewed: docs/guides/development.md)
     y,
     delta: int = 1,
     ratios=None,

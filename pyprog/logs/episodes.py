@@ -359,7 +359,7 @@ def _check_log_probs(source: str, log_pi: np.ndarray, log_beta: np.ndarray) -> n
     return np.where(log_pi == -np.inf, LOG_PROB_FLOOR, log_pi)
 
 
-def logs_from_arrays(
+def logs_from_arrays(  # noqa: C901, PLR0912  (reviewed: docs/guides/development.md)
     reward,
     log_pi,
     log_beta,

@@ -283,7 +283,7 @@ def _groups(groups, n: int) -> np.ndarray:
     return np.unique(arr, return_inverse=True)[1].ravel()
 
 
-def round_estimates(
+def round_estimates(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     context,
     times,
     action,

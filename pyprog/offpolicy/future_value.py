@@ -133,7 +133,7 @@ class _Fitted:
         return match / share * w_t * self.residual + (pi_t * f_t).sum(axis=1), n_matched
 
 
-def opfv(
+def opfv(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     context,
     times,
     action,
@@ -206,7 +206,7 @@ def opfv(
     )
 
 
-def opfv_select(
+def opfv_select(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     context,
     times,
     action,

@@ -389,7 +389,7 @@ def env_seed(seed: int) -> int:
     return int(_streams(seed)[0].generate_state(1)[0])
 
 
-def train(
+def train(  # noqa: PLR0915  (reviewed: docs/guides/development.md)
     setup: RunSetup,
     algo: str,
     speed: float | None,

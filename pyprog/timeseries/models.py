@@ -144,39 +144,11 @@ def time_forecast(
     (True, True, 'const+trend+season(365.25D,k=1)')
     """
     model = as_time_model(terms)
-    yv = np.asarray(y)
-    if yv.ndim != 1 or yv.dtype.kind not in "biuf":
-        raise ValueError(
-            f"y must be a 1-D array of numbers of shape (n,); got {yv.dtype} {yv.shape}"
-        )
-    yv = yv.astype(np.float64)
-    bad = ~np.isfinite(yv)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y must be finite; got {yv[i]} at row {i}")
-    t = as_days(times, name="times")
-    n = yv.shape[0]
-    if t.shape[0] != n:
-        raise ValueError(f"times must have one entry per estimate in y ({n}); got {t.shape[0]}")
-    if weights is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(weights)
-        if w.ndim != 1 or w.dtype.kind not in "biuf":
-            raise ValueError(f"weights must be a 1-D array of numbers; got {w.dtype} {w.shape}")
-        if w.shape[0] != n:
-            raise ValueError(
-                f"weights must have one entry per estimate in y ({n}); got {w.shape[0]}"
-            )
-        w = w.astype(np.float64)
-        bad = ~np.isfinite(w) | (w <= 0)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"weights must be finite and > 0; got {w[i]} at row {i}")
+    yv, t, w = _checked_units(y, times, weights)
     check_alpha(alpha, allow_none=True)
     if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral) or n_points < 100:
         raise ValueError(f"n_points must be an integer >= 100; got {n_points!r}")
-
+    n = yv.shape[0]
     t0, t1 = float(t.min()) if n else 0.0, float(t.max()) if n else 0.0
     p = model.n_columns(t0, t1)
     if n < p + 1:
@@ -184,57 +156,11 @@ def time_forecast(
             f"y has {n} units; the model {model.name} has {p} columns and needs at least "
             f"{p + 1} units (one more than its columns, for the residuals)"
         )
-
-    if (at is None) == (over is None):
-        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
-    if at is not None:
-        ta = time_point("at", at)
-        if ta <= t1:
-            raise ValueError(
-                f"at must be after the log (a forecast): at = {ta:g} <= the last time {t1:g}"
-            )
-        x_star = model.design(np.array([ta]), t0, t1)[0]
-        target = ("at", ta)
-    else:
-        if not isinstance(over, (tuple, list)) or len(over) != 2:
-            raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
-        a, b = time_point("over[0]", over[0]), time_point("over[1]", over[1])
-        if not a < b:
-            raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
-        if a <= t1:
-            raise ValueError(
-                f"over must start after the log (a forecast): t1 = {a:g} <= the last time {t1:g}"
-            )
-        x_star = model.window(a, b, t0, t1, int(n_points))
-        target = ("over", a, b)
-
+    x_star, target = _target_row(model, at, over, (t0, t1), int(n_points))
     for term in model.terms:
         term.check_design(t)
-
-    X = model.design(t, t0, t1)
-    sw = np.sqrt(w)
-    Xw = X * sw[:, None]
-    scale = np.linalg.norm(Xw, axis=0)
-    if (scale == 0).any():
-        j = int(np.flatnonzero(scale == 0)[0])
-        names = model.column_names(t0, t1)
-        raise ValueError(f"the design is rank-deficient: column {names[j]!r} is zero on the log")
-    q, r = np.linalg.qr(Xw / scale)
-    diag = np.abs(np.diag(r))
-    if diag.min() < 1e-10 * diag.max():
-        names = model.column_names(t0, t1)
-        j = int(np.argmin(diag))
-        raise ValueError(
-            f"the design of {model.name} is rank-deficient on these times (column "
-            f"{names[j]!r} is a combination of the others); drop a term or use a longer log"
-        )
-    # β̂ = (XᵀWX)⁻¹XᵀWy; with Xw/scale = QR, x*ᵀβ̂ = (x*/scale)ᵀ R⁻¹ Qᵀ (√w y).
-    u = np.linalg.solve(r.T, x_star / scale)  # R⁻ᵀ x*
-    zeta = sw * (q @ u)
+    zeta, resid, h = _weighted_fit(model, t, w, yv, x_star)
     value = float(zeta @ yv)
-    coef = np.linalg.solve(r, q.T @ (sw * yv)) / scale
-    resid = yv - X @ coef
-    h = np.einsum("ij,ij->i", q, q)  # the leverages, ‖Q_i‖²
     if (h > 1 - 1e-10).any():
         i = int(np.flatnonzero(h > 1 - 1e-10)[0])
         raise ValueError(
@@ -256,3 +182,87 @@ def time_forecast(
         model=model.name,
         target=target,
     )
+
+
+def _checked_units(y, times, weights) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """y, the times as days and the weights (ones by default), each of shape (n,), checked."""
+    yv = np.asarray(y)
+    if yv.ndim != 1 or yv.dtype.kind not in "biuf":
+        raise ValueError(
+            f"y must be a 1-D array of numbers of shape (n,); got {yv.dtype} {yv.shape}"
+        )
+    yv = yv.astype(np.float64)
+    bad = ~np.isfinite(yv)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"y must be finite; got {yv[i]} at row {i}")
+    t = as_days(times, name="times")
+    n = yv.shape[0]
+    if t.shape[0] != n:
+        raise ValueError(f"times must have one entry per estimate in y ({n}); got {t.shape[0]}")
+    if weights is None:
+        return yv, t, np.ones(n)
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.dtype.kind not in "biuf":
+        raise ValueError(f"weights must be a 1-D array of numbers; got {w.dtype} {w.shape}")
+    if w.shape[0] != n:
+        raise ValueError(f"weights must have one entry per estimate in y ({n}); got {w.shape[0]}")
+    w = w.astype(np.float64)
+    bad = ~np.isfinite(w) | (w <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"weights must be finite and > 0; got {w[i]} at row {i}")
+    return yv, t, w
+
+
+def _target_row(model, at, over, span: tuple[float, float], n_points: int):
+    """x*, the model's row at the target (or its average over the window), and the target."""
+    t0, t1 = span
+    if (at is None) == (over is None):
+        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
+    if at is not None:
+        ta = time_point("at", at)
+        if ta <= t1:
+            raise ValueError(
+                f"at must be after the log (a forecast): at = {ta:g} <= the last time {t1:g}"
+            )
+        return model.design(np.array([ta]), t0, t1)[0], ("at", ta)
+    if not isinstance(over, (tuple, list)) or len(over) != 2:
+        raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
+    a, b = time_point("over[0]", over[0]), time_point("over[1]", over[1])
+    if not a < b:
+        raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
+    if a <= t1:
+        raise ValueError(
+            f"over must start after the log (a forecast): t1 = {a:g} <= the last time {t1:g}"
+        )
+    return model.window(a, b, t0, t1, n_points), ("over", a, b)
+
+
+def _weighted_fit(model, t, w, yv, x_star) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ζ, the residuals and the leverages of the weighted fit, through the QR of √W X with
+    unit-norm columns; a ValueError naming the column where the design is rank-deficient."""
+    t0, t1 = float(t.min()), float(t.max())
+    X = model.design(t, t0, t1)
+    sw = np.sqrt(w)
+    Xw = X * sw[:, None]
+    scale = np.linalg.norm(Xw, axis=0)
+    if (scale == 0).any():
+        j = int(np.flatnonzero(scale == 0)[0])
+        names = model.column_names(t0, t1)
+        raise ValueError(f"the design is rank-deficient: column {names[j]!r} is zero on the log")
+    q, r = np.linalg.qr(Xw / scale)
+    diag = np.abs(np.diag(r))
+    if diag.min() < 1e-10 * diag.max():
+        names = model.column_names(t0, t1)
+        j = int(np.argmin(diag))
+        raise ValueError(
+            f"the design of {model.name} is rank-deficient on these times (column "
+            f"{names[j]!r} is a combination of the others); drop a term or use a longer log"
+        )
+    # β̂ = (XᵀWX)⁻¹XᵀWy; with Xw/scale = QR, x*ᵀβ̂ = (x*/scale)ᵀ R⁻¹ Qᵀ (√w y).
+    u = np.linalg.solve(r.T, x_star / scale)  # R⁻ᵀ x*
+    zeta = sw * (q @ u)
+    coef = np.linalg.solve(r, q.T @ (sw * yv)) / scale
+    resid = yv - X @ coef
+    return zeta, resid, np.einsum("ij,ij->i", q, q)  # h, the leverages: ‖Q_i‖²

@@ -159,7 +159,7 @@ class ValueForecast:
 # -- the forecast ----------------------------------------------------------------------
 
 
-def forecast_value(
+def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     log,
     policy,
     *,

@@ -33,7 +33,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 # -- SCOPE-RL ----------------------------------------------------------------------------------
 
 
-def from_scope_rl(
+def from_scope_rl(  # noqa: PLR0912  (reviewed: docs/guides/development.md)
     logged_dataset: Mapping,
     *,
     evaluation_policy_action_dist=None,

@@ -51,7 +51,7 @@ def bench_auto_interval_one_million(benchmark, estimator):
         f, args = pyprog.nis_forecast, (G,)
     else:
         f, args = pyprog.nwis_forecast, (G, lam)
-    kwargs = dict(alpha=0.1, n_boot=B, seed=0)
+    kwargs = dict(alpha=0.1, n_boot=B, random_state=0)
     benchmark.group = f"basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
     peak = peak_mib(f, *args, DELTA, "auto", **kwargs)
     benchmark.extra_info.update(

@@ -83,7 +83,7 @@ def bench_auto_interval_nis(benchmark, version):
     benchmark.group = f"NIS basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
     benchmark.extra_info.update(impl=f"{version} ({pyprog.backend()})", target_seconds=0.1)
     y = drifting()
-    f = benchmark(pyprog.nis_forecast, y, DELTA, "auto", alpha=0.1, n_boot=B, seed=0)
+    f = benchmark(pyprog.nis_forecast, y, DELTA, "auto", alpha=0.1, n_boot=B, random_state=0)
     assert f.low <= f.value <= f.high
     assert f.value == pytest.approx(parse_forecaster(f.model).weights(N, DELTA) @ y)
     # main's result (tests/test_selection_speed.py), the same before and after
@@ -95,7 +95,7 @@ def bench_auto_interval_nwis(benchmark, version):
     benchmark.group = f"NWIS basis='auto' + 90% interval, N = {N}, delta = {DELTA}, n_boot = {B}"
     benchmark.extra_info.update(impl=f"{version} ({pyprog.backend()})", target_seconds=0.1)
     G, lam = drifting(), np.random.default_rng(0).exponential(1.0, N)
-    f = benchmark(pyprog.nwis_forecast, G, lam, DELTA, "auto", alpha=0.1, n_boot=B, seed=0)
+    f = benchmark(pyprog.nwis_forecast, G, lam, DELTA, "auto", alpha=0.1, n_boot=B, random_state=0)
     assert f.low <= f.value <= f.high
     RESULTS.setdefault("nwis", (f.model, f.low, f.high))
     assert (f.model, f.low, f.high) == RESULTS["nwis"]  # the same before and after

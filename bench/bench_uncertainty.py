@@ -58,7 +58,9 @@ def bench_interval_pyprog(benchmark):
     benchmark.extra_info.update(impl=f"pyprog ({pyprog.backend()})", role="candidate")
     benchmark.extra_info["target_seconds"] = 0.05
     y = trend()
-    forecast = benchmark(pyprog.nis_forecast, y, 5, "fourier", D, alpha=0.05, n_boot=B, seed=0)
+    forecast = benchmark(
+        pyprog.nis_forecast, y, 5, "fourier", D, alpha=0.05, n_boot=B, random_state=0
+    )
     assert forecast.low < forecast.value < forecast.high
     # same interval as the plain implementation's up to the bootstrap's own noise
     _, low, high = plain_numpy_interval(y, 5, "fourier", D, 0.05, B, 0)

@@ -97,7 +97,7 @@ def analyse(obd: str | os.PathLike, *, n_boot: int = 2000) -> dict:
     )
     delta = int((days == last).sum())  # forecast the mean over the last day's rows
     forecasts = {
-        basis: pyprog.forecast_logs(past, delta=delta, basis=basis, n_boot=n_boot, seed=0)
+        basis: pyprog.forecast_logs(past, delta=delta, basis=basis, n_boot=n_boot, random_state=0)
         for basis in ("auto", "linear")
     }
     return {

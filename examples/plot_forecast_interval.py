@@ -50,7 +50,7 @@ log_beta = np.full((N, 1), np.log(1 / 5))  # log β(a|s), (N, 1)
 # returns weighted by the importance ratios. ``alpha=0.05`` adds a 95 % wild-bootstrap interval.
 
 J = pyprog.pdis(log_pi, log_beta, rewards).J
-nis = pyprog.nis_forecast(J, delta=DELTA, basis="fourier", d=3, alpha=0.05, seed=0)
+nis = pyprog.nis_forecast(J, delta=DELTA, basis="fourier", d=3, alpha=0.05, random_state=0)
 lam, _ = pyprog.episode_ratios(log_pi, log_beta)
 nwis = pyprog.nwis_forecast(rewards[:, 0], lam, delta=DELTA, basis="fourier", d=3, alpha=0.05)
 future = truth_pi[N:].mean()
@@ -91,7 +91,7 @@ fig.tight_layout()
 # one-sided lower bound is above 0.
 
 test = pyprog.safety_test(
-    log_pi, log_beta, rewards, delta=DELTA, basis="fourier", d=3, alpha=0.05, seed=0
+    log_pi, log_beta, rewards, delta=DELTA, basis="fourier", d=3, alpha=0.05, random_state=0
 )
 print(f"past advantage {test.past_mean:.3f}: stationary t-test accepts {test.stationary_accept}")
 print(f"forecast advantage {test.value:.3f}, lower bound {test.low:.3f}: accepts {test.accept}")

@@ -85,9 +85,11 @@ def cell(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1, n_
         for est in ESTIMATORS:
             try:
                 if est == "nis":
-                    f = nis_forecast(J, delta, "auto", alpha=alpha, n_boot=n_boot, seed=r)
+                    f = nis_forecast(J, delta, "auto", alpha=alpha, n_boot=n_boot, random_state=r)
                 else:
-                    f = nwis_forecast(G, lam, delta, "auto", alpha=alpha, n_boot=n_boot, seed=r)
+                    f = nwis_forecast(
+                        G, lam, delta, "auto", alpha=alpha, n_boot=n_boot, random_state=r
+                    )
             except ForecastError:
                 continue
             o = out[est]
@@ -115,7 +117,7 @@ def misses(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1) 
     covered, fired, z = [], [], []
     for r in range(reps):
         J, _, _, truth = simulate(rng, TRUTHS[name], delta)
-        f = nis_forecast(J, delta, "auto", alpha=alpha, n_boot=300, seed=r)
+        f = nis_forecast(J, delta, "auto", alpha=alpha, n_boot=300, random_state=r)
         covered.append(f.low <= truth <= f.high)
         fired.append(trend_misfit(J - J.mean()) > 0)
         z.append(float(shape @ J) / norm / math.sqrt(noise_variance(J)) if norm > 0 else 0.0)

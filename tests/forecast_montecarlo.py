@@ -82,11 +82,18 @@ def coverage(n, alphas, reps, seed=0, estimator="nis", basis="fourier", d=5, mu0
         for a in alphas:
             if estimator == "nis":
                 J = pdis(log_pi, log_beta, rewards).J
-                f = nis_forecast(J, DELTA, basis, d, alpha=a, n_boot=1000, seed=rep)
+                f = nis_forecast(J, DELTA, basis, d, alpha=a, n_boot=1000, random_state=rep)
             else:
                 lam, _ = episode_ratios(log_pi, log_beta)
                 f = nwis_forecast(
-                    rewards.sum(axis=1), lam, DELTA, basis, d, alpha=a, n_boot=1000, seed=rep
+                    rewards.sum(axis=1),
+                    lam,
+                    DELTA,
+                    basis,
+                    d,
+                    alpha=a,
+                    n_boot=1000,
+                    random_state=rep,
                 )
             hits[a] += f.low <= truth <= f.high
             width[a] += f.high - f.low
@@ -140,7 +147,7 @@ def acceptance(n, future_diff, reps, alpha=0.05, seed=0, basis="fourier", d=3, d
             d=d,
             alpha=alpha,
             n_boot=1000,
-            seed=rep,
+            random_state=rep,
         )
         accepted += test.accept
         stationary += test.stationary_accept

@@ -79,12 +79,16 @@ def run(shape, reps: int, seed: int = 0, alpha: float = 0.1, n_boot: int = 300):
             o = out[est]
             try:
                 if est == "nis":
-                    f = nis_forecast(J, DELTA, "auto", alpha=alpha, n_boot=n_boot, seed=r)
-                    g = nis_forecast(J, DELTA, "fourier", 5, alpha=alpha, n_boot=n_boot, seed=r)
+                    f = nis_forecast(J, DELTA, "auto", alpha=alpha, n_boot=n_boot, random_state=r)
+                    g = nis_forecast(
+                        J, DELTA, "fourier", 5, alpha=alpha, n_boot=n_boot, random_state=r
+                    )
                 else:
-                    f = nwis_forecast(G, lam, DELTA, "auto", alpha=alpha, n_boot=n_boot, seed=r)
+                    f = nwis_forecast(
+                        G, lam, DELTA, "auto", alpha=alpha, n_boot=n_boot, random_state=r
+                    )
                     g = nwis_forecast(
-                        G, lam, DELTA, "fourier", 5, alpha=alpha, n_boot=n_boot, seed=r
+                        G, lam, DELTA, "fourier", 5, alpha=alpha, n_boot=n_boot, random_state=r
                     )
             except ForecastError:
                 continue

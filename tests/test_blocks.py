@@ -113,8 +113,8 @@ def test_block_moments_bad_input_names_the_argument(K, starts, message):
 
 def test_rademacher_chunks_are_the_same_signs():
     for n, n_boot, rows in [(1000, 37, 4), (1001, 37, 5), (12345, 10, 1), (9, 1, 8)]:
-        whole = rademacher_signs(n, n_boot, seed=5)
-        parts = list(rademacher_chunks(n, n_boot, seed=5, rows=rows))
+        whole = rademacher_signs(n, n_boot, random_state=5)
+        parts = list(rademacher_chunks(n, n_boot, random_state=5, rows=rows))
         assert all(len(p) % 4 == 0 for p in parts[:-1])
         np.testing.assert_array_equal(np.concatenate(parts), whole)
 
@@ -214,7 +214,7 @@ def test_interval_at_the_threshold_is_the_dense_one(dense_then_blocks, delta):
     of each feature's series in a block; the interval's ends move by rounding only."""
     n = blocks.LARGE_N + 1
     y, lam = drifting(n, seed=10 + delta, period=4000)
-    kw = dict(alpha=0.1, n_boot=400, seed=3)
+    kw = dict(alpha=0.1, n_boot=400, random_state=3)
     for f, args in ((pyprog.nis_forecast, (y,)), (pyprog.nwis_forecast, (y, lam))):
         dense, block = dense_then_blocks(f, *args, delta, "auto", **kw)
         assert block.model == dense.model and block.plausible == dense.plausible
@@ -229,14 +229,22 @@ def test_long_log_safety_test_and_custom_candidates(dense_then_blocks):
     y, lam = drifting(n, seed=4, period=700)
     cands = ["fourier(d=30)", "poly(d=5)", "window(k=700)", "ewma(halflife=50)", "linear"]
     dense, block = dense_then_blocks(
-        pyprog.nwis_forecast, y, lam, 7, "auto", alpha=0.05, n_boot=300, seed=0, candidates=cands
+        pyprog.nwis_forecast,
+        y,
+        lam,
+        7,
+        "auto",
+        alpha=0.05,
+        n_boot=300,
+        random_state=0,
+        candidates=cands,
     )
     assert (block.model, block.plausible) == (dense.model, dense.plausible)
     assert [block.low, block.high] == pytest.approx([dense.low, dense.high], rel=1e-9)
     from pyprog.forecast.safety import difference_safety_test
 
     dense, block = dense_then_blocks(
-        difference_safety_test, y + 0.1, delta=5, alpha=0.1, n_boot=300, seed=0
+        difference_safety_test, y + 0.1, delta=5, alpha=0.1, n_boot=300, random_state=0
     )
     assert dense.accept == block.accept
     assert block.low == pytest.approx(dense.low, rel=1e-9)
@@ -261,7 +269,7 @@ def test_memory_at_1e5_episodes():
     NumPy twins, most of it the bootstrap's per-pass block arrays, whose size does not
     grow with N (about 1,300 blocks), the rest a few arrays of length N."""
     y, lam = drifting(10**5, seed=1)
-    f, peak = peak_traced(pyprog.nwis_forecast, y, lam, 5, "auto", alpha=0.1, seed=0)
+    f, peak = peak_traced(pyprog.nwis_forecast, y, lam, 5, "auto", alpha=0.1, random_state=0)
     assert f.low <= f.value <= f.high
     assert peak < 160 * 2**20, f"{peak / 2**20:.0f} MiB"
 
@@ -273,8 +281,8 @@ def test_one_million_episodes_in_under_a_gigabyte(estimator):
     on this machine). 6-9 s and 223-245 MiB traced here (bench/bench_long_logs.py)."""
     y, lam = drifting(10**6, seed=0)
     if estimator == "nis":
-        f, peak = peak_traced(pyprog.nis_forecast, y, 5, "auto", alpha=0.1, seed=0)
+        f, peak = peak_traced(pyprog.nis_forecast, y, 5, "auto", alpha=0.1, random_state=0)
     else:
-        f, peak = peak_traced(pyprog.nwis_forecast, y, lam, 5, "auto", alpha=0.1, seed=0)
+        f, peak = peak_traced(pyprog.nwis_forecast, y, lam, 5, "auto", alpha=0.1, random_state=0)
     assert f.low <= f.value <= f.high
     assert peak < 2**30, f"{peak / 2**20:.0f} MiB"

@@ -281,9 +281,9 @@ def _fixed_truth_coverage(
     for s in range(logs):
         J, lam, G, truth = simulate(rng, TRUTHS[name], delta)
         if estimator == "nis":
-            f = nis_forecast(J, delta, "auto", alpha=0.1, n_boot=300, seed=s)
+            f = nis_forecast(J, delta, "auto", alpha=0.1, n_boot=300, random_state=s)
         else:
-            f = nwis_forecast(G, lam, delta, "auto", alpha=0.1, n_boot=300, seed=s)
+            f = nwis_forecast(G, lam, delta, "auto", alpha=0.1, n_boot=300, random_state=s)
         hits += f.low <= truth <= f.high
     return hits / logs
 
@@ -503,12 +503,12 @@ class TestPlausibleSet:
             sel = select_forecaster(J, 5)
             Z = np.array([c.weights(300, 5) for c in sel.eligible])
             dev = plausible_deviations(J, Z, np.ones(len(Z), bool), sel)
-            f = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, seed=seed)
+            f = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, random_state=seed)
             assert f.low <= f.value + dev.min(initial=0.0) + 1e-12
             assert f.high >= f.value + dev.max(initial=0.0) - 1e-12
             with monkeypatch.context() as m:
                 m.setattr(post_selection, "plausible_deviations", lambda *a: np.zeros(0))
-                g = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, seed=seed)
+                g = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, random_state=seed)
             assert g.value == f.value and f.low <= g.low and g.high <= f.high
             widened += (f.low < g.low) or (g.high < f.high)
         assert widened >= 2  # the misfit shows: the set reaches past the other widenings
@@ -534,7 +534,7 @@ class TestPlausibleSet:
 class TestForecastResult:
     def test_short_repr_and_as_dict(self):
         J = np.random.default_rng(0).normal(size=300)
-        f = nis_forecast(J, 5, "auto", alpha=0.1, seed=0)
+        f = nis_forecast(J, 5, "auto", alpha=0.1, random_state=0)
         assert len(repr(f)) < 200 and "grad=<300 values>" in repr(f)
         d = f.as_dict()
         assert d["model"] == f.model and d["value"] == f.value
@@ -552,8 +552,8 @@ class TestForecastResult:
 
     def test_same_seed_same_interval(self):
         J = np.random.default_rng(0).normal(size=150)
-        a = nis_forecast(J, 2, "auto", alpha=0.1, seed=4)
-        b = nis_forecast(J, 2, "auto", alpha=0.1, seed=4)
+        a = nis_forecast(J, 2, "auto", alpha=0.1, random_state=4)
+        b = nis_forecast(J, 2, "auto", alpha=0.1, random_state=4)
         assert (a.low, a.high) == (b.low, b.high)
 
 
@@ -565,7 +565,7 @@ class TestFuzzDefects:
         G, lam = rng.normal(size=50), np.full(50, 1e-20)
         lam[7] = 1.0
         try:
-            f = nwis_forecast(G, lam, basis="fourier", d=3, alpha=0.1, seed=0)
+            f = nwis_forecast(G, lam, basis="fourier", d=3, alpha=0.1, random_state=0)
         except ForecastError:
             return  # refused is allowed; an interval excluding its value is not
         assert f.low <= f.value <= f.high
@@ -577,9 +577,11 @@ class TestFuzzDefects:
         c, slope = rng.normal() * 10.0 ** rng.integers(-5, 5), rng.normal()
         d = None if basis == "auto" else 3
         for y in (np.full(40, c), c + slope * np.arange(40.0)):
-            f = nis_forecast(y, 3, basis, d, alpha=0.1, seed=seed)
+            f = nis_forecast(y, 3, basis, d, alpha=0.1, random_state=seed)
             assert f.low <= f.value <= f.high
-            f = nwis_forecast(y, rng.exponential(size=40), 3, basis, d, alpha=0.1, seed=seed)
+            f = nwis_forecast(
+                y, rng.exponential(size=40), 3, basis, d, alpha=0.1, random_state=seed
+            )
             assert f.low <= f.value <= f.high
 
     @pytest.mark.parametrize("scale", [1e-200, 1e-300, 1e155, 1e300])
@@ -587,10 +589,10 @@ class TestFuzzDefects:
     def test_extreme_scales_keep_a_finite_positive_width(self, scale, basis):
         y = np.random.default_rng(0).normal(size=100) * scale
         d = None if basis == "auto" else 3
-        f = nis_forecast(y, 1, basis, d, alpha=0.1, seed=0)
+        f = nis_forecast(y, 1, basis, d, alpha=0.1, random_state=0)
         assert math.isfinite(f.low) and math.isfinite(f.high)
         assert f.low < f.value < f.high
-        unit = nis_forecast(y / scale, 1, basis, d, alpha=0.1, seed=0)
+        unit = nis_forecast(y / scale, 1, basis, d, alpha=0.1, random_state=0)
         assert (f.high - f.low) / scale == pytest.approx(unit.high - unit.low, rel=1e-6)
 
     def test_no_finite_draw_is_a_forecast_error(self, monkeypatch):
@@ -600,7 +602,7 @@ class TestFuzzDefects:
         monkeypatch.setattr(intervals.kernels, "wild_bootstrap_t", nan_draws)
         J = np.random.default_rng(0).normal(size=60)
         with pytest.raises(ForecastError, match="no bootstrap draw"):
-            nis_forecast(J, 1, "fourier", 3, alpha=0.1, seed=0)
+            nis_forecast(J, 1, "fourier", 3, alpha=0.1, random_state=0)
 
     def test_safety_test_runs_the_conditioning_check(self):
         rng = np.random.default_rng(0)
@@ -661,8 +663,8 @@ def _interval_holds_value(data, n, delta, exponent, basis):
     lam = np.array(data.draw(st.lists(st.floats(0, 50), min_size=n, max_size=n)))
     d = None if basis == "auto" else 3
     for call in (
-        lambda: nis_forecast(y, delta, basis, d, alpha=0.1, n_boot=200, seed=0),
-        lambda: nwis_forecast(y, lam, delta, basis, d, alpha=0.1, n_boot=200, seed=0),
+        lambda: nis_forecast(y, delta, basis, d, alpha=0.1, n_boot=200, random_state=0),
+        lambda: nwis_forecast(y, lam, delta, basis, d, alpha=0.1, n_boot=200, random_state=0),
     ):
         try:
             f = call()

@@ -308,19 +308,19 @@ def test_default_models_need_a_year_for_yearly_terms_and_two_weeks_for_weekdays(
 
 def test_user_models_and_time_model_terms():
     gen, d, frame = year_log("trend", n=2000, seed=10)
-    f = forecast_value(frame, "pi_", at=YEAR + 50, models=[trend(), season(YEAR), step(100)])
+    f = forecast_value(frame, "pi_", at=YEAR + 50, candidates=[trend(), season(YEAR), step(100)])
     assert f.model == "const+trend"
     assert set(f.weights) == {"const+trend", "const+season(365.25D,k=1)", "const+step(100)"}
     # a sum of terms, a list of terms and a TimeModel are each one candidate
     models = [trend() + season(YEAR), [trend(), step(100)], TimeModel((season(YEAR),))]
-    f = forecast_value(frame, "pi_", at=YEAR + 50, models=models)
+    f = forecast_value(frame, "pi_", at=YEAR + 50, candidates=models)
     assert set(f.weights) == {
         "const+trend+season(365.25D,k=1)",
         "const+trend+step(100)",
         "const+season(365.25D,k=1)",
     }
-    with pytest.raises(ValueError, match="models: terms must be"):
-        forecast_value(frame, "pi_", at=YEAR + 50, models=["trend"])
+    with pytest.raises(ValueError, match="candidates: terms must be"):
+        forecast_value(frame, "pi_", at=YEAR + 50, candidates=["trend"])
 
 
 def test_step_term_is_a_persistent_shift_with_exact_window_averages():
@@ -357,9 +357,9 @@ def test_the_interval_holds_twins_the_log_cannot_tell_apart():
     b = bin_estimates(y, t)
     twins = [TimeModel((step(YEAR / 2),)), TimeModel((blocks(PeriodBlocks(YEAR, 2)),))]
     goal = [("at", 400.0)]  # block 0 next year: the twins forecast 1 and 0
-    f = [ModelAverage(b, bin_noise(y, t, b), models=[m]).predict(goal)[0][0] for m in twins]
+    f = [ModelAverage(b, bin_noise(y, t, b), candidates=[m]).predict(goal)[0][0] for m in twins]
     assert f[0] == pytest.approx(1.0, abs=0.1) and f[1] == pytest.approx(0.0, abs=0.1)
-    avg = ModelAverage(b, bin_noise(y, t, b), models=[TimeModel(()), *twins])
+    avg = ModelAverage(b, bin_noise(y, t, b), candidates=[TimeModel(()), *twins])
     assert min(avg.weights[m.name] for m in twins) > 0.2
     _, low, high = avg.predict(goal)
     assert low[0] <= min(f) and high[0] >= max(f), (low, high, f)

@@ -126,16 +126,18 @@ class TestForecastCommand:
         log_pi, log_beta, rewards = episodes
         # the command calls the public functions a Python user calls
         J = pyprog.pdis(log_pi, log_beta, rewards).J
-        nis = pyprog.nis_forecast(J, 5, "fourier", 3, alpha=0.1, seed=0)
+        nis = pyprog.nis_forecast(J, 5, "fourier", 3, alpha=0.1, random_state=0)
         assert {k: result["nis"][k] for k in ("value", "low", "high")} == pytest.approx(
             {"value": nis.value, "low": nis.low, "high": nis.high}
         )
         assert result["nis"]["model"] == "fourier(d=3)"
         lam, _ = pyprog.episode_ratios(log_pi, log_beta)
-        nwis = pyprog.nwis_forecast(rewards.sum(axis=1), lam, 5, "fourier", 3, alpha=0.1, seed=0)
+        nwis = pyprog.nwis_forecast(
+            rewards.sum(axis=1), lam, 5, "fourier", 3, alpha=0.1, random_state=0
+        )
         assert result["nwis"]["low"] == pytest.approx(nwis.low)
         safety = pyprog.safety_test(
-            log_pi, log_beta, rewards, delta=5, basis="fourier", d=3, alpha=0.1, seed=0
+            log_pi, log_beta, rewards, delta=5, basis="fourier", d=3, alpha=0.1, random_state=0
         )
         assert result["safety"] == pytest.approx(safety.as_dict())
         assert result["episodes"] == 120 and result["clip"] is None
@@ -162,7 +164,7 @@ class TestForecastCommand:
             assert result[name]["model"] in names
             assert set(result[name]["scores"]) == set(names)
         J = pyprog.pdis(*episodes).J
-        nis = pyprog.nis_forecast(J, 5, "auto", alpha=0.1, seed=0, candidates=names)
+        nis = pyprog.nis_forecast(J, 5, "auto", alpha=0.1, random_state=0, candidates=names)
         assert result["nis"]["value"] == pytest.approx(nis.value)
         assert (result["nis"]["low"], result["nis"]["high"]) == pytest.approx((nis.low, nis.high))
         default = pyprog.forecast_logs(path, delta=5, alpha=0.1)
@@ -269,7 +271,7 @@ def test_plot_without_a_nis_model_draws_no_curve():
     from pyprog.forecast.plot import plot_forecast
 
     J = np.random.default_rng(0).normal(size=60)
-    nwis = pyprog.nwis_forecast(J, np.ones(60), 1, "auto", alpha=0.1, seed=0)
+    nwis = pyprog.nwis_forecast(J, np.ones(60), 1, "auto", alpha=0.1, random_state=0)
     fig = plot_forecast(J, {"NWIS": nwis}, delta=1, basis="auto", d=None, alpha=0.1)
     labels = [line.get_label() for line in fig.axes[0].lines]
     assert labels and not any(label.startswith("NIS fit") for label in labels)
@@ -279,6 +281,6 @@ def test_plot_of_a_fixed_basis_without_d_uses_the_default():
     from pyprog.forecast.plot import plot_forecast
 
     J = np.random.default_rng(0).normal(size=60)
-    nis = pyprog.nis_forecast(J, 1, "fourier", alpha=0.1, seed=0)
+    nis = pyprog.nis_forecast(J, 1, "fourier", alpha=0.1, random_state=0)
     fig = plot_forecast(J, {"NIS": nis}, delta=1, basis="fourier", d=None, alpha=0.1)
     assert "NIS fit (fourier(d=5))" in [line.get_label() for line in fig.axes[0].lines]

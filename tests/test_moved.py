@@ -237,3 +237,31 @@ def test_dir_of_an_old_module_lists_the_moved_names():
 def test_moved_needs_a_new_module():
     with pytest.raises(ValueError, match="at least one new module"):
         moved("pyprog.nowhere")
+
+
+def test_a_renamed_keyword_still_works_and_warns():
+    import numpy as np
+
+    import pyprog
+
+    J = np.random.default_rng(0).normal(size=80)
+    new = pyprog.nis_forecast(J, 1, "linear", alpha=0.1, random_state=3)
+    with pytest.warns(MovedWarning, match=r"nis_forecast\(seed=\.\.\.\) is now nis_forecast"):
+        old = pyprog.nis_forecast(J, 1, "linear", alpha=0.1, seed=3)
+    assert (old.low, old.high) == (new.low, new.high)
+    with pytest.raises(TypeError, match="got both seed= and random_state="):
+        pyprog.nis_forecast(J, 1, "linear", alpha=0.1, seed=3, random_state=3)
+
+
+def test_forecast_value_takes_models_as_candidates_with_a_warning():
+    import numpy as np
+
+    from pyprog.timeseries import TimeModel, trend
+    from pyprog.value import ModelAverage, bin_estimates, bin_noise
+
+    t = np.arange(400.0)
+    y = np.random.default_rng(1).normal(size=400)
+    b = bin_estimates(y, t)
+    with pytest.warns(MovedWarning, match=r"ModelAverage\(models=\.\.\.\) is now ModelAverage"):
+        avg = ModelAverage(b, bin_noise(y, t, b), models=[TimeModel((trend(),))])
+    assert avg.top == "const+trend"

@@ -59,7 +59,7 @@ class TestItem1OneResidualDof:
 
     def test_nis_linear_three_episodes(self, backend):
         with pytest.raises(ForecastError, match=r"needs at least 4 episodes .* got 3"):
-            pyprog.nis_forecast([0.0, 1.0, 0.5], basis="linear", alpha=0.1, seed=0)
+            pyprog.nis_forecast([0.0, 1.0, 0.5], basis="linear", alpha=0.1, random_state=0)
 
     def test_nwis_two_nonzero_ratios(self, backend):
         G, lam = np.arange(10.0), np.zeros(10)
@@ -83,7 +83,7 @@ class TestItem1OneResidualDof:
             pyprog.nwis_forecast(G, lam, basis="auto", alpha=0.05, candidates=["window(k=50)"])
 
     def test_two_dof_is_enough(self, backend):
-        f = pyprog.nis_forecast([0.0, 1.0, 0.5, 0.7], basis="linear", alpha=0.1, seed=0)
+        f = pyprog.nis_forecast([0.0, 1.0, 0.5, 0.7], basis="linear", alpha=0.1, random_state=0)
         assert f.low <= f.value <= f.high
 
     @needs_compiled
@@ -107,10 +107,14 @@ class TestItem1OneResidualDof:
             with kernels_of(K):
                 if nwis:
                     got.append(
-                        outcome(pyprog.nwis_forecast, y, lam, 1, basis, d, alpha=0.1, seed=3)
+                        outcome(
+                            pyprog.nwis_forecast, y, lam, 1, basis, d, alpha=0.1, random_state=3
+                        )
                     )
                 else:
-                    got.append(outcome(pyprog.nis_forecast, y, 1, basis, d, alpha=0.1, seed=3))
+                    got.append(
+                        outcome(pyprog.nis_forecast, y, 1, basis, d, alpha=0.1, random_state=3)
+                    )
         a, b = got
         assert (a[0] == "ForecastError") == (b[0] == "ForecastError"), (a, b)
         if a[0] != "ForecastError":
@@ -182,7 +186,7 @@ class TestItem17DuplicateCandidates:
             basis="auto",
             candidates=["linear", "linear", "window(k=20)", "window(k=20)"],
             alpha=0.1,
-            seed=0,
+            random_state=0,
         )
         assert len(set(f.plausible)) == len(f.plausible)
         assert list(f.scores) == ["linear", "window(k=20)"]
@@ -211,8 +215,8 @@ class TestItem6HugeValues:
     def test_forecast_of_values_near_1e308(self, backend, basis):
         y = np.random.default_rng(0).normal(size=40) * 1e307 + 1e308
         for f in (
-            pyprog.nis_forecast(y, basis=basis, alpha=0.1, seed=0),
-            pyprog.nwis_forecast(y, np.full(40, 1e308), basis=basis, alpha=0.1, seed=0),
+            pyprog.nis_forecast(y, basis=basis, alpha=0.1, random_state=0),
+            pyprog.nwis_forecast(y, np.full(40, 1e308), basis=basis, alpha=0.1, random_state=0),
         ):
             assert f.low <= f.value <= f.high < np.inf
 
@@ -332,8 +336,8 @@ class TestItem20PlainFloats:
     def test_low_high_value_are_float(self, backend, basis):
         y = np.random.default_rng(0).normal(size=80)
         for f in (
-            pyprog.nis_forecast(y, basis=basis, alpha=0.1, seed=0),
-            pyprog.nwis_forecast(y, np.ones(80), basis=basis, alpha=0.1, seed=0),
+            pyprog.nis_forecast(y, basis=basis, alpha=0.1, random_state=0),
+            pyprog.nwis_forecast(y, np.ones(80), basis=basis, alpha=0.1, random_state=0),
         ):
             assert type(f.value) is float and type(f.low) is float and type(f.high) is float
 

@@ -20,13 +20,13 @@ def logged():
 class TestNumbers:
     def test_difference_forecast_and_decision(self, logged):
         log_pi, log_beta, rewards = logged
-        test = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, gamma=0.9, seed=3)
+        test = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, gamma=0.9, random_state=3)
         J = pyprog.pdis(log_pi, log_beta, rewards, gamma=0.9).J
         G = (rewards * 0.9 ** np.arange(rewards.shape[1])).sum(axis=1)
         np.testing.assert_allclose(test.differences, J - G)
         phi, phi_star = forecast_design(400, 5, "fourier", 3)
         ci = forecast_interval(
-            phi, np.ones(400), J - G, phi_star, alpha=0.05, seed=3, one_sided=True
+            phi, np.ones(400), J - G, phi_star, alpha=0.05, random_state=3, one_sided=True
         )
         assert (test.value, test.low, test.se) == pytest.approx(
             (ci.value, ci.low, ci.se), rel=1e-12
@@ -35,7 +35,7 @@ class TestNumbers:
         assert test.episodes == 400 and test.alpha == 0.05
 
     def test_stationary_t_test_numbers(self, logged):
-        test = pyprog.safety_test(*logged, **ARGS, seed=0)
+        test = pyprog.safety_test(*logged, **ARGS, random_state=0)
         D = test.differences
         ref = scipy.stats.ttest_1samp(D, 0.0, alternative="greater")
         assert test.stationary_p == pytest.approx(ref.pvalue, rel=1e-10)
@@ -46,14 +46,14 @@ class TestNumbers:
 
     def test_past_better_future_worse_refused_where_stationary_test_accepts(self, logged):
         # in the past π did better than β by ≈ 0.76 on average; over the next 5 episodes by −0.3
-        test = pyprog.safety_test(*logged, **ARGS, seed=0)
+        test = pyprog.safety_test(*logged, **ARGS, random_state=0)
         assert test.past_mean > 0 and test.stationary_accept
         assert not test.accept and test.value < 0
 
     def test_seeded_and_mask_respected(self, logged):
         log_pi, log_beta, rewards = logged
-        a = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, seed=5)
-        b = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, seed=5)
+        a = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, random_state=5)
+        b = pyprog.safety_test(log_pi, log_beta, rewards, **ARGS, random_state=5)
         assert a == b and a.low == b.low
         # padding past each episode's end changes nothing
         pad = np.full((400, 2), 1e9)
@@ -64,7 +64,7 @@ class TestNumbers:
             np.hstack([rewards, pad]),
             mask,
             **ARGS,
-            seed=5,
+            random_state=5,
         )
         assert c.low == pytest.approx(a.low, rel=1e-12)
 
@@ -72,7 +72,7 @@ class TestNumbers:
     def test_as_dict_is_json_ready(self, logged, basis):
         import json
 
-        test = pyprog.safety_test(*logged, **{**ARGS, "basis": basis, "d": None}, seed=0)
+        test = pyprog.safety_test(*logged, **{**ARGS, "basis": basis, "d": None}, random_state=0)
         d = test.as_dict()
         assert {"accept", "value", "low", "stationary_accept", "episodes"} <= set(d)
         json.dumps(d)

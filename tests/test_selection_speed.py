@@ -2,7 +2,7 @@
 
 The expected values were produced with the slow paths the fast ones replaced (the dense
 target product and per-origin NWIS solves, ``bench/bench_selection.py``'s "before") by
-``nis_forecast(y, delta, "auto", alpha=0.1, n_boot=B, seed=0)`` and the NWIS twin, on the
+``nis_forecast(y, delta, "auto", alpha=0.1, n_boot=B, random_state=0)`` and the NWIS twin, on the
 Cython backend, after the interval's widening reached out to the plausible candidates'
 forecasts (the values and models as before; four interval ends moved outwards), and again
 when the candidates were ranked by forecast noise (``selection.noise_order``: the same
@@ -46,8 +46,8 @@ def test_auto_matches_main(case):
     n, seed, delta, n_boot, nis_model, *nis, nwis_model = case[:9]
     nwis = case[9:]
     y, lam = _data(n, seed)
-    f = pyprog.nis_forecast(y, delta, "auto", alpha=0.1, n_boot=n_boot, seed=0)
-    g = pyprog.nwis_forecast(y, lam, delta, "auto", alpha=0.1, n_boot=n_boot, seed=0)
+    f = pyprog.nis_forecast(y, delta, "auto", alpha=0.1, n_boot=n_boot, random_state=0)
+    g = pyprog.nwis_forecast(y, lam, delta, "auto", alpha=0.1, n_boot=n_boot, random_state=0)
     assert f.model == nis_model and g.model == nwis_model
     assert [f.value, f.low, f.high] == pytest.approx(nis, rel=1e-12, abs=1e-12)
     assert [g.value, g.low, g.high] == pytest.approx(list(nwis), rel=1e-12, abs=1e-12)

@@ -83,7 +83,7 @@ def test_forecast_value_takes_a_new_term_as_a_candidate():
         "pscore": d["pscore"],
     }
     out = pyprog.forecast_value(
-        frame, d["action_dist"], at=YEAR + 20, context=None, models=[Ramp(0.0), linear_trend()]
+        frame, d["action_dist"], at=YEAR + 20, context=None, candidates=[Ramp(0.0), linear_trend()]
     )
     assert out.model in ("const+ramp(0)", "const+trend")
     assert np.isfinite(out.value) and out.low < out.value < out.high

@@ -57,14 +57,14 @@ class TestDefinition:
     @pytest.mark.parametrize("weighted", [False, True], ids=["ols", "wls"])
     def test_interval_is_the_refitting_bootstrap(self, weighted):
         phi, lam, y, phi_star = noisy_trend(40, seed=1, weights=weighted)
-        signs = rademacher_signs(40, 300, seed=7)
+        signs = rademacher_signs(40, 300, random_state=7)
         f, low, high, se, low1 = reference_interval(phi, lam, y, phi_star, 0.1, signs)
-        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.1, n_boot=300, seed=7)
+        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.1, n_boot=300, random_state=7)
         np.testing.assert_allclose(
             [ci.value, ci.low, ci.high, ci.se], [f, low, high, se], rtol=1e-9
         )
         one = forecast_interval(
-            phi, lam, y, phi_star, alpha=0.1, n_boot=300, seed=7, one_sided=True
+            phi, lam, y, phi_star, alpha=0.1, n_boot=300, random_state=7, one_sided=True
         )
         assert one.low == pytest.approx(low1, rel=1e-9)
         assert one.high == np.inf
@@ -78,29 +78,29 @@ class TestDefinition:
         xi = (y - phi @ w) / np.sqrt(1 - h)
         B = (phi * (lam * xi)[:, None] ** 2).T @ phi
         sandwich = phi_star @ np.linalg.solve(A, B) @ np.linalg.solve(A, phi_star)
-        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.05, seed=0)
+        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.05, random_state=0)
         assert ci.se == pytest.approx(np.sqrt(sandwich), rel=1e-10)
 
     def test_public_functions_use_it(self):
         phi, lam, y, phi_star = noisy_trend(50, seed=3, weights=True)
-        nis = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.2, n_boot=500, seed=1)
-        ci = forecast_interval(phi, np.ones(50), y, phi_star, alpha=0.2, n_boot=500, seed=1)
+        nis = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.2, n_boot=500, random_state=1)
+        ci = forecast_interval(phi, np.ones(50), y, phi_star, alpha=0.2, n_boot=500, random_state=1)
         assert (nis.low, nis.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
-        nwis = pyprog.nwis_forecast(y, lam, 3, "fourier", 3, alpha=0.2, n_boot=500, seed=1)
-        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.2, n_boot=500, seed=1)
+        nwis = pyprog.nwis_forecast(y, lam, 3, "fourier", 3, alpha=0.2, n_boot=500, random_state=1)
+        ci = forecast_interval(phi, lam, y, phi_star, alpha=0.2, n_boot=500, random_state=1)
         assert (nwis.low, nwis.high) == pytest.approx((ci.low, ci.high), rel=1e-12)
         assert nwis.low < nwis.value < nwis.high
 
     def test_wider_at_higher_confidence(self):
         phi, lam, y, phi_star = noisy_trend(80)
-        a = forecast_interval(phi, lam, y, phi_star, alpha=0.2, seed=0)
-        b = forecast_interval(phi, lam, y, phi_star, alpha=0.02, seed=0)
+        a = forecast_interval(phi, lam, y, phi_star, alpha=0.2, random_state=0)
+        b = forecast_interval(phi, lam, y, phi_star, alpha=0.02, random_state=0)
         assert b.low < a.low < a.value < a.high < b.high
 
     def test_perfect_fit_gives_a_point(self):
         phi, phi_star = forecast_design(30, 1, "linear", 2)
         y = 2.0 - phi[:, 0]
-        ci = forecast_interval(phi, np.ones(30), y, phi_star, alpha=0.1, seed=0)
+        ci = forecast_interval(phi, np.ones(30), y, phi_star, alpha=0.1, random_state=0)
         assert ci.se < 1e-12 and ci.low == pytest.approx(ci.value) == ci.high
 
 
@@ -122,12 +122,14 @@ class TestBackwardCompatible:
 class TestReproducible:
     def test_same_seed_same_interval(self):
         y = noisy_trend(100)[2]
-        a = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, seed=42)
-        b = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, seed=42)
-        c = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, seed=43)
+        a = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, random_state=42)
+        b = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, random_state=42)
+        c = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, random_state=43)
         assert (a.low, a.high) == (b.low, b.high)
         assert (a.low, a.high) != (c.low, c.high)
-        gen = pyprog.nis_forecast(y, 3, "fourier", 3, alpha=0.1, seed=np.random.default_rng(42))
+        gen = pyprog.nis_forecast(
+            y, 3, "fourier", 3, alpha=0.1, random_state=np.random.default_rng(42)
+        )
         assert (gen.low, gen.high) == (a.low, a.high)
 
     @pytest.mark.skipif(compiled is None, reason="compiled kernels not built")
@@ -136,7 +138,7 @@ class TestReproducible:
         got = {}
         for K in (fallback, compiled):
             monkeypatch.setattr(uncertainty, "kernels", K)
-            got[K.__name__] = forecast_interval(phi, lam, y, phi_star, alpha=0.05, seed=9)
+            got[K.__name__] = forecast_interval(phi, lam, y, phi_star, alpha=0.05, random_state=9)
         a, b = got.values()
         np.testing.assert_allclose(a, b, rtol=1e-10)
 
@@ -168,8 +170,8 @@ class TestErrors:
 
     @pytest.mark.parametrize("seed", [-1, 1.5, "x"])
     def test_bad_seed(self, seed):
-        with pytest.raises(ValueError, match="seed must be None, an integer >= 0"):
-            pyprog.nis_forecast(np.arange(20.0), alpha=0.1, seed=seed)
+        with pytest.raises(ValueError, match="random_state must be None, an integer >= 0"):
+            pyprog.nis_forecast(np.arange(20.0), alpha=0.1, random_state=seed)
 
     def test_no_more_episodes_than_features(self):
         with pytest.raises(ValueError, match="a confidence interval needs at least 7 episodes"):

@@ -49,7 +49,7 @@ def test_one_candidate_gives_its_normal_interval_mixed_over_tau():
     # the constant alone: given τ the interval for the mean is ȳ ± z·sqrt((σ² + τ²)/m);
     # over τ's posterior it is that mixture, here against a fine quadrature of it
     b = year_of_bins(lambda t: 1.0 + 0 * t)
-    avg = ModelAverage(b, np.full(b.m, 0.09), models=[TimeModel(())])
+    avg = ModelAverage(b, np.full(b.m, 0.09), candidates=[TimeModel(())])
     mean, low, high = avg.predict([("at", 400.0)], alpha=0.1, kind="mean")
     mm = avg.fits[0].mm
     taus = np.linspace(0.0, 3.0 * mm.prior_scale, 4001)
@@ -71,13 +71,13 @@ def test_the_interval_carries_the_days_deviation_and_the_shared_error():
     t = np.arange(365.0)
     y = 1 + rng.normal(0, 0.5, 365)  # noise 0.1², the day's own deviation ~0.49²
     b, noise = Binned(t, y, np.ones(365), 1.0), np.full(365, 0.01)
-    avg = ModelAverage(b, noise, models=[TimeModel(())])
+    avg = ModelAverage(b, noise, candidates=[TimeModel(())])
     _, lo_m, hi_m = avg.predict([("at", 400.0)], kind="mean")
     _, lo_p, hi_p = avg.predict([("at", 400.0)], kind="prediction")
     _, lo_w, hi_w = avg.predict([("over", 400.0, 430.0)], kind="prediction")
     assert (hi_m - lo_m)[0] < 0.1 < 1.4 < (hi_p - lo_p)[0] < 1.8  # 2·1.645·0.49 = 1.61
     assert (hi_m - lo_m)[0] < (hi_w - lo_w)[0] < (hi_p - lo_p)[0] / 4  # τ²/30 over a month
-    shared = ModelAverage(b, noise, models=[TimeModel(())], shared_var=0.04)
+    shared = ModelAverage(b, noise, candidates=[TimeModel(())], shared_var=0.04)
     _, lo_s, hi_s = shared.predict([("at", 400.0)], kind="mean")
     assert (hi_s - lo_s)[0] > 2 * 1.64 * 0.2
 
@@ -106,8 +106,8 @@ def test_mixture_quantiles_match_the_mixture_cdf():
 def test_bad_kind_and_shared_variance_are_refused():
     b = year_of_bins(lambda t: 0 * t)
     with pytest.raises(ValueError, match="shared_var must be a finite variance >= 0"):
-        ModelAverage(b, np.full(b.m, 0.09), models=[TimeModel(())], shared_var=-1.0)
-    avg = ModelAverage(b, np.full(b.m, 0.09), models=[TimeModel(())])
+        ModelAverage(b, np.full(b.m, 0.09), candidates=[TimeModel(())], shared_var=-1.0)
+    avg = ModelAverage(b, np.full(b.m, 0.09), candidates=[TimeModel(())])
     with pytest.raises(ValueError, match="kind must be 'prediction' or 'mean'"):
         avg.predict([("at", 400.0)], kind="median")
 
@@ -130,7 +130,7 @@ def test_the_evidence_is_the_integral_over_the_variances():
 
 def test_an_effect_the_log_does_not_show_costs_evidence():
     b = year_of_bins(lambda t: 0 * t, seed=4)
-    avg = ModelAverage(b, np.full(365, 0.09), models=[TimeModel(()), TimeModel((trend(),))])
+    avg = ModelAverage(b, np.full(365, 0.09), candidates=[TimeModel(()), TimeModel((trend(),))])
     const, with_trend = (f.log_evidence for f in avg.fits)
     assert with_trend < const - 1.0  # at the mode's density alone the two tie
     assert avg.top == "const"

@@ -29,6 +29,7 @@ OPTION_NAMES = (
         "alpha": "--alpha",
         "n_boot": "--n-boot",
         "seed": "--seed",
+        "random_state": "--seed",
         "at": "--at",
         "over": "--over",
         "max_horizon": "--max-horizon",
@@ -249,7 +250,7 @@ def cmd(args: argparse.Namespace) -> int:  # noqa: PLR0912  (reviewed: docs/guid
         clip=args.clip,
         alpha=alpha,
         n_boot=2000 if args.n_boot is None else args.n_boot,
-        seed=args.seed,
+        random_state=args.seed,
         candidates=_split(args.candidates),
     )
     summary = result.as_dict()

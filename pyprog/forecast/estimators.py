@@ -37,7 +37,7 @@ from pyprog.forecast.intervals import (
 from pyprog.forecast.post_selection import selected_interval
 from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.timeseries.errors import ForecastError
-from pyprog.utils.moved import moved
+from pyprog.utils.moved import moved, renamed_arguments
 from pyprog.utils.validation import (
     as_float_array,
     check_finite,
@@ -137,6 +137,7 @@ def ols_weights(n: int, delta: int = 1, basis: str = "fourier", d: int = 5) -> n
     return zeta
 
 
+@renamed_arguments(seed="random_state")
 def nis_forecast(
     J_hat,
     delta: int = 1,
@@ -145,7 +146,7 @@ def nis_forecast(
     *,
     alpha: float | None = None,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     candidates=None,
 ) -> Forecast:
     """NIS: forecast the mean performance over the next ``delta`` episodes by OLS.
@@ -178,7 +179,7 @@ def nis_forecast(
         Always ``low <= value <= high``. Without alpha nothing more is computed.
     n_boot : int >= 100
         Bootstrap draws (only with ``alpha``).
-    seed : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator
         Seeds the bootstrap's signs: the same seed gives the same interval.
     candidates : sequence of str or Forecaster, optional
         With ``basis="auto"``: the candidate set (default
@@ -204,15 +205,18 @@ def nis_forecast(
     >>> round(nis_forecast(trend, delta=1, basis="linear").value, 10)  # episode 21
     12.5
     >>> noisy = trend + np.random.default_rng(0).normal(0.0, 1.0, 20)
-    >>> f = nis_forecast(noisy, basis="linear", alpha=0.1, seed=0)
+    >>> f = nis_forecast(noisy, basis="linear", alpha=0.1, random_state=0)
     >>> bool(f.low < 12.5 < f.high)
     True
     """
     J_hat = as_float_array("J_hat", J_hat, 1, "(N,)")
     check_finite("J_hat", J_hat)
-    return _forecast(J_hat, None, delta, basis, d, candidates, alpha, n_boot, seed, "nis_forecast")
+    return _forecast(
+        J_hat, None, delta, basis, d, candidates, alpha, n_boot, random_state, "nis_forecast"
+    )
 
 
+@renamed_arguments(seed="random_state")
 def nwis_forecast(
     returns,
     ratios,
@@ -222,7 +226,7 @@ def nwis_forecast(
     *,
     alpha: float | None = None,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     candidates=None,
 ) -> Forecast:
     """NWIS: forecast by weighted least squares of the returns, weighted by the ratios.
@@ -240,7 +244,7 @@ def nwis_forecast(
     delta, basis, d, candidates
         As in :func:`nis_forecast`; with ``"auto"`` the fits and the backtest scores are
         weighted by the ratios.
-    alpha, n_boot, seed
+    alpha, n_boot, random_state
         As in :func:`nis_forecast`: with ``alpha``, a two-sided ``1 − alpha`` interval by
         the wild bootstrap of the weighted fit, the ratios held fixed (its standard error
         is the sandwich variance of the WLS estimating equations, valid for random
@@ -267,7 +271,7 @@ def nwis_forecast(
     1.75
     >>> rng = np.random.default_rng(0)
     >>> G, lam = rng.normal(1.0, 0.5, 200), rng.exponential(1.0, 200)
-    >>> f = nwis_forecast(G, lam, basis="auto", alpha=0.1, seed=0)
+    >>> f = nwis_forecast(G, lam, basis="auto", alpha=0.1, random_state=0)
     >>> bool(f.low <= f.value <= f.high), f.model in f.scores
     (True, True)
     """
@@ -278,7 +282,7 @@ def nwis_forecast(
     check_finite("ratios", ratios)
     check_nonnegative("ratios", ratios)
     return _forecast(
-        returns, ratios, delta, basis, d, candidates, alpha, n_boot, seed, "nwis_forecast"
+        returns, ratios, delta, basis, d, candidates, alpha, n_boot, random_state, "nwis_forecast"
     )
 
 
@@ -297,7 +301,9 @@ def choose_forecaster(
     return BasisForecaster(basis, d), None
 
 
-def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what) -> Forecast:
+def _forecast(
+    y, ratios, delta, basis, d, candidates, alpha, n_boot, random_state, what
+) -> Forecast:
     if alpha is not None:
         alpha, n_boot = check_alpha(alpha), check_n_boot(n_boot, len(y))
     delta = check_int("delta", delta, 1)
@@ -330,11 +336,25 @@ def _forecast(y, ratios, delta, basis, d, candidates, alpha, n_boot, seed, what)
         )
     if sel is not None:
         low, high, _ = selected_interval(
-            y, ratios, sel, value=f, alpha=alpha, n_boot=n_boot, seed=seed, what=what
+            y,
+            ratios,
+            sel,
+            value=f,
+            alpha=alpha,
+            n_boot=n_boot,
+            random_state=random_state,
+            what=what,
         )
     else:
         ci = forecast_interval(
-            phi, weights, y, phi_star, alpha=alpha, n_boot=n_boot, seed=seed, value=f
+            phi,
+            weights,
+            y,
+            phi_star,
+            alpha=alpha,
+            n_boot=n_boot,
+            random_state=random_state,
+            value=f,
         )
         low, high = ci.low, ci.high
     # plain floats whichever path computed them (NumPy scalars print and compare alike,

@@ -40,6 +40,7 @@ from pyprog._ext.backend import kernels
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.least_squares import hc2_residuals, hc2_variances
 from pyprog.utils import validation
+from pyprog.utils.moved import renamed_arguments
 
 __all__ = [
     "BOOT_CHUNK_SIGNS",
@@ -137,17 +138,23 @@ def check_interval_dof(weights, k: int, what: str = "the interval") -> int:
     return used
 
 
-def _generator(seed) -> np.random.Generator:
-    if seed is None or isinstance(seed, np.random.Generator):
-        return np.random.default_rng(seed)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+def _generator(random_state) -> np.random.Generator:
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if (
+        isinstance(random_state, bool)
+        or not isinstance(random_state, numbers.Integral)
+        or random_state < 0
+    ):
         raise ValueError(
-            f"seed must be None, an integer >= 0 or a numpy.random.Generator; got {seed!r}"
+            "random_state must be None, an integer >= 0 or a numpy.random.Generator; "
+            f"got {random_state!r}"
         )
-    return np.random.default_rng(int(seed))
+    return np.random.default_rng(int(random_state))
 
 
-def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
+@renamed_arguments(seed="random_state")
+def rademacher_signs(n: int, n_boot: int, random_state=None) -> np.ndarray:
     """``n_boot`` rows of ``n`` Rademacher signs, packed 8 to a byte (bit set = +1).
 
     Drawn in Python from one ``numpy.random.Generator``, so both kernel backends see
@@ -159,13 +166,13 @@ def rademacher_signs(n: int, n_boot: int, seed=None) -> np.ndarray:
 
     Examples
     --------
-    >>> signs = rademacher_signs(10, 3, seed=0)
+    >>> signs = rademacher_signs(10, 3, random_state=0)
     >>> signs.shape, signs.dtype
     ((3, 2), dtype('uint8'))
     >>> np.unpackbits(signs, axis=1, count=10, bitorder="little").shape
     (3, 10)
     """
-    rng = _generator(seed)
+    rng = _generator(random_state)
     return rng.integers(0, 256, size=(n_boot, (n + 7) // 8), dtype=np.uint8)
 
 
@@ -176,8 +183,9 @@ def chunk_rows(n: int, n_boot: int) -> int:
     return rows if rows == n_boot else -(-rows // 4) * 4
 
 
-def rademacher_chunks(n: int, n_boot: int, seed=None, rows: int | None = None):
-    """:func:`rademacher_signs` ``(n, n_boot, seed)``, drawn and yielded ``rows`` rows at a
+@renamed_arguments(seed="random_state")
+def rademacher_chunks(n: int, n_boot: int, random_state=None, rows: int | None = None):
+    """:func:`rademacher_signs` ``(n, n_boot, random_state)``, drawn and yielded ``rows`` rows at a
     time (default :func:`chunk_rows`): the chunks concatenate to the very same array, and
     only one is in memory at a time.
 
@@ -191,12 +199,12 @@ def rademacher_chunks(n: int, n_boot: int, seed=None, rows: int | None = None):
 
     Examples
     --------
-    >>> whole = rademacher_signs(100, 10, seed=3)
-    >>> parts = list(rademacher_chunks(100, 10, seed=3, rows=4))
+    >>> whole = rademacher_signs(100, 10, random_state=3)
+    >>> parts = list(rademacher_chunks(100, 10, random_state=3, rows=4))
     >>> [len(p) for p in parts], bool((np.concatenate(parts) == whole).all())
     ([4, 4, 2], True)
     """
-    rng = _generator(seed)
+    rng = _generator(random_state)
     rows = chunk_rows(n, n_boot) if rows is None else -(-max(1, int(rows)) // 4) * 4
     nbytes = (n + 7) // 8
     for start in range(0, n_boot, rows):
@@ -225,6 +233,7 @@ def _weighted_fit(phi: np.ndarray, weights: np.ndarray, y: np.ndarray, phi_star:
     return zeta, fitted, leverage, P, K
 
 
+@renamed_arguments(seed="random_state")
 def forecast_interval(
     phi: np.ndarray,
     weights: np.ndarray,
@@ -233,7 +242,7 @@ def forecast_interval(
     *,
     alpha: float,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     one_sided: bool = False,
     value: float | None = None,
 ) -> BootstrapInterval:
@@ -253,7 +262,7 @@ def forecast_interval(
     phi_star : ndarray of float64, shape (k,)
     alpha : float in (0, 1)
     n_boot : int >= 100
-    seed : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator
     one_sided : bool
         Return the one-sided lower bound ``f − ŝ t*_{1−α}`` (and ``high = inf``).
     value : float, optional
@@ -280,7 +289,7 @@ def forecast_interval(
     >>> rng = np.random.default_rng(0)
     >>> phi, phi_star = forecast_design(200, delta=1, basis="linear")
     >>> y = 1.0 + 2.0 * phi[:, 0] + rng.normal(0, 0.5, 200)
-    >>> ci = forecast_interval(phi, np.ones(200), y, phi_star, alpha=0.1, seed=0)
+    >>> ci = forecast_interval(phi, np.ones(200), y, phi_star, alpha=0.1, random_state=0)
     >>> bool(ci.low < ci.value < ci.high), round(ci.se, 2)
     (True, 0.07)
     """
@@ -302,7 +311,7 @@ def forecast_interval(
     t = np.concatenate(
         [
             kernels.wild_bootstrap_t(signs, resid, zeta, P, K, v)
-            for signs in rademacher_chunks(len(y), n_boot, seed)
+            for signs in rademacher_chunks(len(y), n_boot, random_state)
         ]
     )
     t = t[np.isfinite(t)]

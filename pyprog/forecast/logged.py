@@ -28,6 +28,7 @@ from pyprog.logs.episodes import LogFormatError, Logs
 from pyprog.logs.episodes_csv import read_logs
 from pyprog.offpolicy.episodes import discounted_returns, episode_ratios, pdis
 from pyprog.timeseries.errors import ForecastError
+from pyprog.utils.moved import renamed_arguments
 
 __all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
 
@@ -80,7 +81,7 @@ class LogForecast:
     #: Number of logged steps (the file's data rows).
     steps: int
     #: The options the forecast was made with (delta, basis, d, candidates, gamma, clip, alpha,
-    #: n_boot, seed; ``candidates`` as names, or None for the default set).
+    #: n_boot, random_state; ``candidates`` as names, or None for the default set).
     options: dict[str, Any]
     #: NIS forecast (OLS on the per-episode PDIS estimates) with its interval.
     nis: Forecast | ForecastError
@@ -146,6 +147,7 @@ def _mean(x: np.ndarray) -> float:
     return float(np.mean(x / scale)) * scale
 
 
+@renamed_arguments(seed="random_state")
 def forecast_logs(
     logs: str | os.PathLike | Logs,
     *,
@@ -156,7 +158,7 @@ def forecast_logs(
     clip: float = np.inf,
     alpha: float = 0.05,
     n_boot: int = 2000,
-    seed: int | None = 0,
+    random_state: int | None = 0,
     candidates: Sequence[str | Forecaster] | None = None,
 ) -> LogForecast:
     """Forecast a candidate policy π's performance from logged episodes, and test it.
@@ -187,7 +189,7 @@ def forecast_logs(
         The intervals have level ``1 − alpha``; the safety test has size ``alpha``.
     n_boot : int
         Wild-bootstrap draws.
-    seed : int or None
+    random_state : int or None
         Seed of the bootstrap draws.
     candidates : sequence of str or Forecaster, optional
         With ``basis="auto"``: the forecasters to choose among, by name (e.g.
@@ -256,7 +258,7 @@ def forecast_logs(
                 f"features; an interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
                 "(use a smaller d)"
             )
-    opts = dict(alpha=alpha, n_boot=n_boot, seed=seed, candidates=candidates)
+    opts = dict(alpha=alpha, n_boot=n_boot, random_state=random_state, candidates=candidates)
     shape = dict(delta=delta, basis=basis, d=d)
     J, lam, G = _per_episode(logs, gamma, clip)
     # one estimator without a forecast does not cost the others theirs
@@ -284,7 +286,7 @@ def forecast_logs(
             "clip": clip,
             "alpha": alpha,
             "n_boot": n_boot,
-            "seed": seed,
+            "random_state": random_state,
         },
         nis=nis,
         nwis=nwis,

@@ -51,6 +51,7 @@ from pyprog.forecast.selection import (
 )
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.least_squares import hc2_residuals, leverages
+from pyprog.utils.moved import renamed_arguments
 
 __all__ = [
     "forecast_weights",
@@ -181,6 +182,7 @@ def forecast_weights(candidates, n: int, delta: int, weights=None):
     return Z, usable
 
 
+@renamed_arguments(seed="random_state")
 def selected_interval(
     y,
     ratios,
@@ -189,7 +191,7 @@ def selected_interval(
     value: float,
     alpha: float,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     one_sided: bool = False,
     what: str = "basis='auto'",
 ) -> tuple[float, float, float]:
@@ -264,10 +266,12 @@ def selected_interval(
     fit_ws = None if ratios is None else ws
     if selection.fits is not None:  # a long log: from block moments (issue 35)
         usable = np.ascontiguousarray(selection.fits.ok[:, -1])
-        errors = _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, seed, step)
+        errors = _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, random_state, step)
     else:
         Z, usable = forecast_weights(eligible, n, delta, fit_ws)
-        errors = _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, step)
+        errors = _dense_bootstrap(
+            selection, Z, usable, ys, ws, fitted, resid, n_boot, random_state, step
+        )
     errors = errors[np.isfinite(errors)]
     if len(errors) == 0:
         raise ForecastError(f"{what}: no bootstrap draw gave a finite forecast; no interval")
@@ -314,7 +318,7 @@ def selected_interval(
     return low, high, se if math.isfinite(se) else math.inf
 
 
-def _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, step):
+def _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, random_state, step):
     """The bootstrap errors ``Δ* = f* − ζ_c·ŷ`` from the dense backtest weights (n at most
     :data:`~pyprog.forecast.blocks.LARGE_N`)."""
     n, delta, origins = len(ys), selection.delta, selection.origins
@@ -329,7 +333,7 @@ def _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, 
     base, D = Z @ lo, Z * (hi - lo)
     errors = np.empty(n_boot)
     start = 0
-    for rows in rademacher_chunks(n, n_boot, seed, chunk_rows(n, n_boot)):
+    for rows in rademacher_chunks(n, n_boot, random_state, chunk_rows(n, n_boot)):
         bits = np.unpackbits(rows, axis=1, count=n, bitorder="little")
         # selection in float32 (a 4-digit loss decides it), the forecasts in float64
         y32 = kernels.signed_rows(rows, lo32, hi32)
@@ -345,7 +349,7 @@ def _dense_bootstrap(selection, Z, usable, ys, ws, fitted, resid, n_boot, seed, 
 BOOT_PASS_BYTES = 16 << 20
 
 
-def _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, seed, step):
+def _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, random_state, step):
     """The bootstrap errors of a long log, from block moments: each replicate's backtest and
     final forecasts are ``ζ·ŷ`` (:meth:`~pyprog.forecast.blocks.BlockFits.forecasts`, once)
     plus their signed part (:class:`~pyprog.forecast.blocks.BootstrapBacktests`)."""
@@ -362,7 +366,7 @@ def _block_bootstrap(selection, ys, ws, fitted, resid, n_boot, seed, step):
     start = 0
     moment_bytes = boot.V.shape[1] * len(boot.blocks.starts) * 8
     per_pass = max(64, min(512, BOOT_PASS_BYTES // moment_bytes))
-    for rows in rademacher_chunks(n, n_boot, seed, per_pass):
+    for rows in rademacher_chunks(n, n_boot, random_state, per_pass):
         F, S = boot.replicates(rows)
         F += const
         S += fixed

@@ -24,6 +24,7 @@ from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 from pyprog.forecast.post_selection import selected_interval
 from pyprog.offpolicy.episodes import check_episode_arrays, discounted_returns, pdis
+from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import as_float_array
 
 __all__ = ["SafetyTest", "difference_safety_test", "safety_test"]
@@ -70,6 +71,7 @@ class SafetyTest:
         return out
 
 
+@renamed_arguments(seed="random_state")
 def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     log_pi,
     log_beta,
@@ -83,7 +85,7 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     gamma: float = 1.0,
     clip: float = np.inf,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     candidates=None,
 ) -> SafetyTest:
     """Test whether a candidate policy π will do better than the behaviour policy β.
@@ -117,7 +119,7 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         Clip of the PDIS ratios (``inf``: none; clipping biases Ĵ(π) downwards,
         which makes the test more cautious, not less).
     n_boot : int >= 100
-    seed : None, int or numpy.random.Generator
+    random_state : None, int or numpy.random.Generator
         Seeds the bootstrap: the same seed gives the same decision.
     candidates : sequence of str or Forecaster, optional
         The candidate set of ``"auto"``.
@@ -145,7 +147,7 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     >>> x = np.arange(1, n + 1)[:, None] / n
     >>> rewards = np.where(actions == 1, 1.5 - 2.0 * x, 0.0) + rng.normal(0, 0.3, (n, 1))
     >>> test = safety_test(log_pi, log_beta, rewards, delta=5, basis="linear", d=2,
-    ...                    alpha=0.05, seed=0)
+    ...                    alpha=0.05, random_state=0)
     >>> test.stationary_accept, test.accept, bool(test.value < 0)
     (True, False, True)
     """
@@ -161,11 +163,12 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         d=d,
         alpha=alpha,
         n_boot=n_boot,
-        seed=seed,
+        random_state=random_state,
         candidates=candidates,
     )
 
 
+@renamed_arguments(seed="random_state")
 def difference_safety_test(
     differences,
     *,
@@ -174,7 +177,7 @@ def difference_safety_test(
     d: int | None = None,
     alpha: float,
     n_boot: int = 2000,
-    seed=None,
+    random_state=None,
     candidates=None,
 ) -> SafetyTest:
     """:func:`safety_test` from the per-episode differences ``D_i = Ĵ_i(π) − G_i``.
@@ -186,7 +189,7 @@ def difference_safety_test(
     ----------
     differences : array_like, shape (N,)
         Finite, oldest episode first.
-    delta, basis, d, alpha, n_boot, seed, candidates
+    delta, basis, d, alpha, n_boot, random_state, candidates
         As in :func:`safety_test`.
 
     Returns
@@ -196,7 +199,7 @@ def difference_safety_test(
     Examples
     --------
     >>> D = 0.5 - np.linspace(0, 1, 200) + np.random.default_rng(0).normal(0, 0.1, 200)
-    >>> test = difference_safety_test(D, delta=10, basis="linear", d=2, alpha=0.05, seed=0)
+    >>> test = difference_safety_test(D, delta=10, basis="linear", d=2, alpha=0.05, random_state=0)
     >>> test.stationary_accept, test.accept
     (False, False)
     """
@@ -219,7 +222,7 @@ def difference_safety_test(
             phi_star,
             alpha=alpha,
             n_boot=n_boot,
-            seed=seed,
+            random_state=random_state,
             one_sided=True,
             value=value,
         )
@@ -232,7 +235,7 @@ def difference_safety_test(
             value=value,
             alpha=alpha,
             n_boot=n_boot,
-            seed=seed,
+            random_state=random_state,
             one_sided=True,
             what="safety_test",
         )

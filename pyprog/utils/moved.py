@@ -14,12 +14,13 @@ names the new one; the old paths go in :data:`REMOVED_IN`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import warnings
 from collections.abc import Callable, Iterable
 
-__all__ = ["REMOVED_IN", "MovedWarning", "moved"]
+__all__ = ["REMOVED_IN", "MovedWarning", "moved", "renamed_arguments"]
 
 #: The release in which the old paths stop working.
 REMOVED_IN = "0.3"
@@ -116,3 +117,46 @@ def moved(
 
     __getattr__.forwards = only  # type: ignore[attr-defined]  # which names (None: all)
     return __getattr__, __dir__
+
+
+def renamed_arguments(**renamed: str) -> Callable[[Callable], Callable]:
+    """A decorator: keyword arguments by their old names still work, with a warning.
+
+    ``@renamed_arguments(seed="random_state")`` lets ``f(seed=0)`` call ``f(random_state=0)``
+    with a :class:`MovedWarning`; giving both is a ``TypeError``.
+
+    Examples
+    --------
+    >>> @renamed_arguments(seed="random_state")
+    ... def draw(n, random_state=None):
+    ...     return random_state
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     draw(3, seed=7)
+    7
+    >>> str(caught[0].message)
+    'draw(seed=...) is now draw(random_state=...); the old name goes in pyprog 0.3'
+    """
+
+    def decorate(f: Callable) -> Callable:
+        name = f.__qualname__.removesuffix(".__init__")  # a class: its name
+
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{name}() got both {old}= and {new}=; give {new}=")
+                    warnings.warn(
+                        f"{name}({old}=...) is now {name}({new}=...); the old name "
+                        f"goes in pyprog {REMOVED_IN}",
+                        MovedWarning,
+                        stacklevel=2,
+                    )
+                    kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

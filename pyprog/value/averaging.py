@@ -49,6 +49,7 @@ import scipy.special
 from threadpoolctl import threadpool_limits
 
 from pyprog.timeseries.terms import TimeModel
+from pyprog.utils.moved import renamed_arguments
 from pyprog.value.bins import Binned, bin_estimates, bin_noise
 from pyprog.value.candidates import default_reward_time_model, default_time_models
 from pyprog.value.reml import MixedModel, Solved
@@ -136,7 +137,7 @@ class ModelAverage:
         Bin times, means ȳ_j and counts; m bins.
     noise : numpy.ndarray, shape (m,)
         σ_j², the noise variance of each ȳ_j (:func:`pyprog.value.bin_noise`).
-    models : list of TimeModel, optional
+    candidates : list of TimeModel, optional
         The candidates; default :func:`pyprog.value.candidates.default_time_models` for the
         log's span.
     shared_var : float
@@ -155,11 +156,12 @@ class ModelAverage:
     'const+season(365.25D,k=1)'
     """
 
+    @renamed_arguments(models="candidates")
     def __init__(
         self,
         binned: Binned,
         noise: np.ndarray,
-        models: list[TimeModel] | None = None,
+        candidates: list[TimeModel] | None = None,
         shared_var: float = 0.0,
     ) -> None:
         if not (np.isfinite(shared_var) and shared_var >= 0):
@@ -169,7 +171,7 @@ class ModelAverage:
         self.shared_var = float(shared_var)
         # every candidate's half-Cauchy scale: the same, or their evidences would not compare
         self.prior_scale = float(np.std(binned.y)) or float(np.sqrt(np.mean(self.noise)))
-        models = default_time_models(self.t0, self.t1) if models is None else list(models)
+        models = default_time_models(self.t0, self.t1) if candidates is None else list(candidates)
         with threadpool_limits(1, user_api="blas"):  # small solves: threads only thrash
             self.fits = [self._fit(model) for model in models]
         log_w = np.array([f.log_evidence for f in self.fits]) + _log_prior(models)

@@ -68,6 +68,7 @@ from pyprog.offpolicy.estimates import (
 )
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.terms import TimeModel, as_time_model
+from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import check_alpha, shorten
 from pyprog.value import ModelAverage, bin_noise, drifts
 from pyprog.value.averaging import MIN_BINS, screening_models
@@ -159,6 +160,7 @@ class ValueForecast:
 # -- the forecast ----------------------------------------------------------------------
 
 
+@renamed_arguments(models="candidates")
 def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     log,
     policy,
@@ -172,7 +174,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     pscore: str = "pscore",
     n_actions: int | None = None,
     estimator: str = "auto",
-    models=None,
+    candidates=None,
     reward_model=None,
     time_feature="auto",
     pool_contexts="auto",
@@ -212,7 +214,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     estimator : {"auto", "dr", "is", "snis", "dm"} or a registered name
         Per-round estimates; "auto" (default) chooses DR or IS (module docstring); any
         :class:`~pyprog.offpolicy.estimates.RoundEstimator` registered by name.
-    models : list of TimeModel or terms, optional
+    candidates : list of TimeModel or terms, optional
         The candidate models of the value in time, averaged; default
         :func:`pyprog.value.candidates.default_time_models`.
     reward_model : scikit-learn-style regressor, optional
@@ -290,7 +292,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         rounds, n_actions, kinds, phis, reward_model, pool_contexts, bool(affine), bin_width,
         random_state,
     )  # fmt: skip
-    fit = _Fit(None if models is None else [_as_model(m) for m in models], alpha, interval,
+    fit = _Fit(None if candidates is None else [_as_model(m) for m in candidates], alpha, interval,
                bin_width, t_last, rounds.n)  # fmt: skip
 
     # π_e at the logged contexts: at the log's own times, and, for a callable that acts
@@ -561,4 +563,4 @@ def _as_model(spec) -> TimeModel:
     try:  # a term, a sum of terms (a TimeModel) or a list of terms
         return as_time_model(spec)
     except ValueError as exc:
-        raise ValueError(f"models: {exc}") from None
+        raise ValueError(f"candidates: {exc}") from None

@@ -1,4 +1,4 @@
-"""Fast building blocks of ``basis="auto"``'s backtests (issue 18, speed).
+"""Fast building blocks of ``basis="auto"``'s backtests.
 
 :func:`pyprog.forecast.selection.select_forecaster` and
 :func:`~pyprog.forecast.selection.selected_interval` spend their time in two places

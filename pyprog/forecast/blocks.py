@@ -1,4 +1,4 @@
-"""``basis="auto"`` on long logs: backtests from block moments, in O(N) memory (issue 35).
+"""``basis="auto"`` on long logs: backtests from block moments, in O(N) memory.
 
 Why. Up to :data:`LARGE_N` episodes, :func:`~pyprog.forecast.selection.select_forecaster`
 and :func:`~pyprog.forecast.post_selection.selected_interval` hold every candidate's

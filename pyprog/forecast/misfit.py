@@ -1,4 +1,4 @@
-"""Evidence of a chosen forecaster's misfit, from the log alone (issue 32).
+"""Evidence of a chosen forecaster's misfit, from the log alone.
 
 A bootstrap in the chosen model's world is honest about noise, not about the model. The
 functions here measure, each from its own evidence, how wrong the chosen forecast may be:
@@ -93,9 +93,9 @@ def periodic_misfit(u, p: float = MISFIT_P) -> float:
     """Mean square of the periodic structure left in residuals ``u``, net of noise; 0 if none.
 
     The backtests estimate a model's misfit from its errors at some 60-240 origins, each
-    carrying a whole target's noise: a sinusoid of 5 periods over the log that a smooth model
-    misses (mean square 0.29 under noise of variance 1.4, issue 32's worst cell) is within
-    one standard error of that estimate. The periodogram of the residuals sees it at once,
+    carrying a whole target's noise: a sinusoid of a few periods over the log that a smooth
+    model misses can be within one standard error of that estimate (the guide
+    ``auto-evidence.md`` has the cell). The periodogram of the residuals sees it at once,
     since a sinusoid puts all its power in one or two ordinates: with
     ``I_k = |Σ_t u_t e^{−2πikt/n}|²/n`` at the Fourier frequencies ``k = 1..⌊(n−1)/2⌋``
     (K of them), white noise of variance σ² gives ``I_k/σ² ≈ Exp(1)``, so the largest one
@@ -161,8 +161,8 @@ def _check_level(p) -> None:
 
 
 #: Highest degree of the polynomials :func:`trend_misfit` looks for: a line and a bend,
-#: the shapes of a drift over less than one period (with degree 3 too, issue 32's hump was
-#: found less often, and more white logs fired).
+#: the shapes of a drift over less than one period (with degree 3 too, a hump over the log
+#: was found less often and more white logs fired: the guide ``auto-evidence.md``).
 TREND_DEGREE = 2
 
 
@@ -171,10 +171,9 @@ def trend_misfit(u, p: float = MISFIT_P, degree: int = TREND_DEGREE) -> float:
 
     A drift over a fraction of one period falls between the periodogram's frequencies 0
     and 1/n, where :func:`periodic_misfit` has no ordinate: half a sinusoid of period 2n
-    (a hump over the log) left in the overall mean's residuals passed its test in 7.5 %
-    of issue 32's NIS logs of it (δ = 10), where the mean is chosen in 177 of 200, 0.5
-    above the truth. Its power lies in the low-order polynomials instead: this test finds
-    it in 54 % of those logs (NWIS, with less noise: 70 % and 99 %). With ``q_1..q_D`` the
+    (a hump over the log) left in the overall mean's residuals mostly passes its test. Its
+    power lies in the low-order polynomials instead, where this test finds it (the guide
+    ``auto-evidence.md`` has the rates). With ``q_1..q_D`` the
     discrete Legendre polynomials of degrees 1..D, orthonormal over the n episodes and to
     the constant, white noise of variance σ² gives ``(q_j·u)²/σ² ~ χ²₁``, so the largest
     exceeds ``c = χ²₁`` 's upper ``p/D`` quantile with probability about ``p``
@@ -277,12 +276,12 @@ def bend_allowance(fc: BasisForecaster, zc, u, ws, delta: int) -> float:
     """The forecast bias of the largest bend at the log's end that the log cannot reveal.
 
     Why. A straight line through half a period of a slow drift fits the log as well as the
-    curve does, yet near a turning point its forecast is off by 1.3–1.5 of its own standard
-    errors (issue 32: the period-600 sinusoid at the end phases 2/8 and 6/8), and no test
-    tells the two apart: one that knew the truth's shape would reject the line in about a
-    quarter of logs. The backtests cannot see this bias either, so it is bounded instead, as
-    geodesy bounds an undetected model error by its *minimal detectable bias* (Baarda 1968,
-    *A testing procedure for use in geodetic networks*): the bend
+    curve does, yet near a turning point its forecast is off by more than one of its own
+    standard errors, and no test tells the two apart: even one that knew the truth's shape
+    would reject the line in a minority of logs (the guide ``auto-evidence.md``). The
+    backtests cannot see this bias either, so it is bounded instead, as geodesy bounds an
+    undetected model error by its *minimal detectable bias* (Baarda 1968, *A testing
+    procedure for use in geodetic networks*): the bend
     ``g(t) = ((t − n)/n)²``, ``t = 1..n+δ``, biases the forecast by
     ``b = ζ·g_{1..n} − mean(g_{n+1..n+δ})`` per unit; the part of it the model cannot fit,
     ``r = g − Φ(ΦᵀWΦ)⁻¹ΦᵀW g`` (W: the fit's weights), is what any test could detect, with

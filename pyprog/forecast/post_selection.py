@@ -1,4 +1,4 @@
-"""Intervals after ``basis="auto"`` chose the forecaster (issue 18, item 4).
+"""Intervals after ``basis="auto"`` chose the forecaster.
 
 A fixed model's bootstrap is honest about noise, not about the model; after a selection,
 three things can be wrong with the chosen forecaster's forecast, and the interval of
@@ -221,11 +221,11 @@ def selected_interval(
     :func:`~pyprog.forecast.misfit.trend_misfit`, which finds a slow one (a hump over the
     log) that falls between the periodogram's frequencies. That bias is an error apart
     from the noise, so its allowance ``z_{1−α/2}·√mse`` is added to both ends (as a floor
-    under them instead, the intervals covered as little as 0.62 at nominal 0.90 at the
-    phase of a drift where the bias is largest: issue 32,
-    ``tests/fixed_truth_montecarlo.py``). A global model whose forecast departs from the
-    log's mean (:func:`~pyprog.forecast.misfit.extrapolates_drift`) also gets the bias of
-    the largest bend at the log's end that no test could see
+    under them instead, the intervals under-covered at the phase of a drift where the bias
+    is largest: the guide ``auto-evidence.md``, ``tests/fixed_truth_montecarlo.py``). A
+    global model whose forecast departs from the log's mean
+    (:func:`~pyprog.forecast.misfit.extrapolates_drift`) also gets the bias of the largest
+    bend at the log's end that no test could see
     (:func:`~pyprog.forecast.misfit.bend_allowance`), added the same way: near a drift's
     turning point a line passes every check and still misses by 1.3–1.5 of its standard
     errors. Every backtest and final forecast is linear in y (the ratios fixed), so a

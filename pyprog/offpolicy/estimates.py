@@ -26,10 +26,10 @@ new one is a subclass registered with :func:`register_round_estimator`.
 round i averages q̂ at round i's time over *every* logged context, as OPFV's does,
 D̄_i = 1/n Σ_j Σ_a π_e(a|x_j) q̂(x_j, φ(t_i), a), in place of round i's own context. Its
 noise from the spread of contexts then shrinks by the ratio of all rounds to the rounds a
-forecaster averages at one time (1/8 of them for a block of the year): a fifth of the
-forecast's MSE on our year of 8 blocks, a third on the day of the week. The price: q̂'s
+forecaster averages at one time (1/8 of them for a block of the year). The price: q̂'s
 error at x_i no longer cancels between round i's two terms, so the mean over the whole
-log (nothing to pool across) is slightly noisier, 1.07× DR's MSE on stationary logs.
+log (nothing to pool across) is slightly noisier (the guide ``value-model.md`` has the
+measurements).
 Ŷ_i stays unbiased for V_{t_i}(π_e) when the contexts' distribution does not drift in
 time, OPFV's own assumption; :func:`pyprog.forecast_value` checks that with
 :attr:`RoundEstimates.context_part` before it pools.

@@ -22,8 +22,8 @@ priors of scale c = sd(ȳ) (:meth:`MixedModel.log_evidence`). That integral is t
 factor: on a one-year log the trend and 16 blocks of the year draw a trend alike, the
 trend's one variance costs less prior mass, so its reading of the future wins unless the
 data say otherwise; an effect the log does not show costs the prior mass it rules out.
-(The density at the mode alone has no such cost for a variance at 0: on stationary logs
-of 10,000 rounds its average had twice the MSE of the constant; the guide has both.)
+(The density at the mode alone has no such cost for a variance at 0, and on stationary
+logs its average is far worse than the constant: the guide ``value-model.md`` has both.)
 
 The **prediction interval** is the mixture of the models' posterior predictive normals,
 each with the variance of its coefficients at the target, the day's own deviation τ_k²

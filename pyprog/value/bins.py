@@ -21,9 +21,8 @@ def bin_noise(values: np.ndarray, times: np.ndarray, binned: Binned) -> np.ndarr
 
     s² is the within-bin variance pooled over every bin. Not each bin's own: the spread of
     IS and DR estimates grows with their mean, so weights 1/s_j² from each bin's own
-    rounds favour the bins that came out low (on a trend at 10,000 rounds, with own
-    variances shrunk toward the pooled one by 10 prior degrees of freedom, the model
-    average's MSE was 1.2x that with the pooled variance). When fewer than 10 degrees of
+    rounds favour the bins that came out low (measured in the guide ``value-model.md``).
+    When fewer than 10 degrees of
     freedom are within bins, s² is half the mean squared difference of time-consecutive
     rounds (Rice 1984), which a slow drift barely inflates.
     """

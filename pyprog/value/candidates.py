@@ -26,11 +26,11 @@ def default_time_models(t0: float, t1: float) -> list[TimeModel]:
     j/32 of the span, j = 4..28 (about every 11 days of a year: a step between two
     coarser positions was drawn better by 16 blocks of the year, which then forecast its
     return); and, when the log covers at least 11/12 of a year, a yearly season with 1-3
-    harmonics or 2, 4, 8 or 16 blocks of the year, each season also with a trend (a weekly
-    effect, a season and a trend together were forecast at 44x the error of least squares
-    on their form without them), and the blocks with a trend when the log covers two years
-    (in one year a trend and 8 blocks are one shape: on 40 logs of blocks alone the pair
-    took a third of the weight on every log and a spurious trend on one, 4.7x the MSE).
+    harmonics or 2, 4, 8 or 16 blocks of the year, each season also with a trend (without
+    that pair, a weekly effect, a season and a trend together are forecast far worse), and
+    the blocks with a trend when the log covers two years (in one year a trend and 8 blocks
+    are one shape, and the pair draws spurious trends). The guide ``value-model.md`` has
+    the measurements.
     Each base also with the day of the week added when the log covers at least two weeks.
 
     Examples

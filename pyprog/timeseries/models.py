@@ -36,8 +36,9 @@ from statistics import NormalDist
 
 import numpy as np
 
+from pyprog._ext.backend import kernels
 from pyprog.logs.times import as_days, time_point
-from pyprog.timeseries.least_squares import hc2_variances
+from pyprog.timeseries.least_squares import hc2_variances, leverages
 from pyprog.timeseries.terms import as_time_model
 from pyprog.utils.validation import check_alpha
 
@@ -240,29 +241,28 @@ def _target_row(model, at, over, span: tuple[float, float], n_points: int):
 
 
 def _weighted_fit(model, t, w, yv, x_star) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ζ, the residuals and the leverages of the weighted fit, through the QR of √W X with
-    unit-norm columns; a ValueError naming the column where the design is rank-deficient."""
+    """ζ, the residuals and the leverages of the weighted fit: the WLS kernel both paths use
+    (:func:`pyprog._ext.fallback.wls_forecast`), and :func:`leverages`; a ValueError naming
+    the column where the design is rank-deficient."""
     t0, t1 = float(t.min()), float(t.max())
-    X = model.design(t, t0, t1)
-    sw = np.sqrt(w)
-    Xw = X * sw[:, None]
+    X = np.asfortranarray(model.design(t, t0, t1))
+    _, coef, zeta, _, status = kernels.wls_forecast(X, w, yv, np.ascontiguousarray(x_star))
+    if status == kernels.WLS_RANK_DEFICIENT:
+        raise _rank_deficiency(model, X * np.sqrt(w)[:, None], t0, t1)
+    return zeta, yv - X @ coef, leverages(X, w)
+
+
+def _rank_deficiency(model, Xw: np.ndarray, t0: float, t1: float) -> ValueError:
+    """Which column of √W X makes it rank-deficient (or too ill-conditioned), as an error."""
+    names = model.column_names(t0, t1)
     scale = np.linalg.norm(Xw, axis=0)
     if (scale == 0).any():
         j = int(np.flatnonzero(scale == 0)[0])
-        names = model.column_names(t0, t1)
-        raise ValueError(f"the design is rank-deficient: column {names[j]!r} is zero on the log")
-    q, r = np.linalg.qr(Xw / scale)
-    diag = np.abs(np.diag(r))
-    if diag.min() < 1e-10 * diag.max():
-        names = model.column_names(t0, t1)
-        j = int(np.argmin(diag))
-        raise ValueError(
-            f"the design of {model.name} is rank-deficient on these times (column "
-            f"{names[j]!r} is a combination of the others); drop a term or use a longer log"
-        )
-    # β̂ = (XᵀWX)⁻¹XᵀWy; with Xw/scale = QR, x*ᵀβ̂ = (x*/scale)ᵀ R⁻¹ Qᵀ (√w y).
-    u = np.linalg.solve(r.T, x_star / scale)  # R⁻ᵀ x*
-    zeta = sw * (q @ u)
-    coef = np.linalg.solve(r, q.T @ (sw * yv)) / scale
-    resid = yv - X @ coef
-    return zeta, resid, np.einsum("ij,ij->i", q, q)  # h, the leverages: ‖Q_i‖²
+        return ValueError(f"the design is rank-deficient: column {names[j]!r} is zero on the log")
+    diag = np.abs(np.diag(np.linalg.qr(Xw / scale, mode="r")))
+    j = int(np.argmin(diag))
+    return ValueError(
+        f"the design of {model.name} is rank-deficient on these times (column "
+        f"{names[j]!r} is a combination of the others, or too nearly one for a forecast of "
+        f"4 digits); drop a term or use a longer log"
+    )

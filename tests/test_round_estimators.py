@@ -115,6 +115,7 @@ def test_forecast_value_takes_a_registered_estimator(log, registered):
         ({"name": "dr"}, "the estimator name 'dr' is taken"),
         ({"name": "mine", "aliases": ("ipw",)}, "the estimator name 'ipw' is taken"),
         ({"name": "auto"}, "the estimator name 'auto' is taken"),
+        ({"name": "mine", "aliases": ("Mine",)}, "aliases must be lower-case strings"),
     ],
 )
 def test_bad_registrations_are_refused(cls_body, match):

@@ -145,6 +145,9 @@ def register_round_estimator(cls: type[RoundEstimator]) -> type[RoundEstimator]:
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name or name != name.lower():
         raise ValueError(f"{cls.__name__}.name must be a lower-case string; got {name!r}")
+    for alias in cls.aliases:
+        if not isinstance(alias, str) or alias != alias.lower():
+            raise ValueError(f"{cls.__name__}.aliases must be lower-case strings; got {alias!r}")
     for alias in (name, *cls.aliases):
         if alias in ESTIMATORS or alias in ("auto",):
             raise ValueError(f"the estimator name {alias!r} is taken ({cls.__name__})")

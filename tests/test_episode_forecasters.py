@@ -26,7 +26,7 @@ class Triangle(Forecaster):
     """Weights 1, 2, ..., k on the last k episodes (the latest counts most)."""
 
     pattern = re.compile(r"^\s*triangle\(k=(?P<k>\d+)\)\s*$")
-    example = "triangle(k=10)"
+    examples = ("triangle(k=10)",)
     k: int = 10
 
     @classmethod

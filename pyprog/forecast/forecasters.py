@@ -71,8 +71,8 @@ class Forecaster:
 
     #: Its names: a regular expression that :meth:`from_name` reads.
     pattern: ClassVar[re.Pattern | None] = None
-    #: One name, for messages (``"window(k=20)"``).
-    example: ClassVar[str] = ""
+    #: Names it is read from, for messages (``("window(k=20)",)``).
+    examples: ClassVar[tuple[str, ...]] = ()
     #: Whether :mod:`pyprog.forecast.blocks` has its block moments (backtests above
     #: ``LARGE_N`` episodes in O(N) memory).
     long_logs: ClassVar[bool] = False
@@ -169,7 +169,7 @@ class BasisForecaster(Forecaster):
     """
 
     pattern = re.compile(r"^\s*(?:(?P<basis>fourier|poly)\(d=(?P<d>\d+)\)|(?P<linear>linear))\s*$")
-    example = "fourier(d=9)', 'poly(d=3)', 'linear"
+    examples = ("fourier(d=9)", "poly(d=3)", "linear")
     long_logs = True
     basis: str = "fourier"
     d: int = 5
@@ -224,7 +224,7 @@ class WindowForecaster(Forecaster):
     """
 
     pattern = re.compile(r"^\s*window\(k=(?P<k>\d+)\)\s*$")
-    example = "window(k=20)"
+    examples = ("window(k=20)",)
     long_logs = True
     k: int = 20
 
@@ -260,7 +260,7 @@ class EWMAForecaster(Forecaster):
     pattern = re.compile(
         r"^\s*ewma\(halflife=(?P<h>[+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\)\s*$"
     )
-    example = "ewma(halflife=10)"
+    examples = ("ewma(halflife=10)",)
     long_logs = True
     halflife: float = 10.0
 
@@ -298,8 +298,8 @@ def register_forecaster(cls: type[Forecaster]) -> type[Forecaster]:
     """
     if not (isinstance(cls, type) and issubclass(cls, Forecaster)):
         raise ValueError(f"a forecaster must subclass Forecaster; got {cls!r}")
-    if not isinstance(cls.pattern, re.Pattern) or not cls.example:
-        raise ValueError(f"{cls.__name__} needs a pattern (re.compile(...)) and an example name")
+    if not isinstance(cls.pattern, re.Pattern) or not cls.examples:
+        raise ValueError(f"{cls.__name__} needs a pattern (re.compile(...)) and example names")
     if cls not in FORECASTERS:
         FORECASTERS.append(cls)
     return cls
@@ -325,7 +325,7 @@ def parse_forecaster(spec) -> Forecaster:
         match = cls.pattern.match(spec)
         if match:
             return cls.from_name(match)
-    names = "', '".join(cls.example for cls in FORECASTERS)
+    names = ", ".join(repr(name) for cls in FORECASTERS for name in cls.examples)
     raise ValueError(
-        f"a forecaster is named like '{names}' (bases: {', '.join(BASES)}); got {spec!r}"
+        f"a forecaster is named like {names} (bases: {', '.join(BASES)}); got {spec!r}"
     )

@@ -29,7 +29,6 @@ import scipy.linalg
 import scipy.stats
 
 from pyprog._ext.backend import kernels
-from pyprog.forecast import blocks
 from pyprog.forecast.backtests import target_sums
 from pyprog.forecast.blocks import BootstrapBacktests
 from pyprog.forecast.forecasters import BasisForecaster, Forecaster, solve
@@ -142,8 +141,7 @@ def _world_mean(fc: Forecaster, ys: np.ndarray, ws: np.ndarray, delta: int):
         _, coef, _, _, _ = kernels.wls_forecast(phi, ww, ys, phi_star)
         fitted = np.asarray(phi) @ coef
         with np.errstate(all="ignore"):
-            # a long log in chunks of rows (no (n, k) temporaries), as its backtests are
-            h = leverages(np.asarray(phi), ww, chunk=1 << 16 if n > blocks.LARGE_N else n)
+            h = leverages(np.asarray(phi), ww)  # in chunks of rows on a long log
         if not np.isfinite(h).all():
             h = np.zeros(n)
         return fitted, np.minimum(h, 1.0), ww

@@ -149,7 +149,7 @@ def register_round_estimator(cls: type[RoundEstimator]) -> type[RoundEstimator]:
         if not isinstance(alias, str) or alias != alias.lower():
             raise ValueError(f"{cls.__name__}.aliases must be lower-case strings; got {alias!r}")
     for alias in (name, *cls.aliases):
-        if alias in ESTIMATORS or alias in ("auto",):
+        if alias in ESTIMATORS or alias == "auto":
             raise ValueError(f"the estimator name {alias!r} is taken ({cls.__name__})")
     ROUND_ESTIMATORS[name] = cls
     ESTIMATORS.update(dict.fromkeys((name, *cls.aliases), name))

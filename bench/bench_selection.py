@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pyprog
-from pyprog.forecast import post_selection, selection
+from pyprog.forecast import selected_intervals, selection
 from pyprog.forecast.forecasters import parse_forecaster
 from pyprog.timeseries.errors import ForecastError
 
@@ -74,7 +74,7 @@ def per_origin_rows(c, origins, delta, n, ratios):
 @pytest.fixture(params=["before", "after"])
 def version(request, monkeypatch):
     if request.param == "before":
-        monkeypatch.setattr(post_selection, "_bootstrap_choice", numpy_choice)
+        monkeypatch.setattr(selected_intervals, "_bootstrap_choice", numpy_choice)
         monkeypatch.setattr(selection, "nwis_backtest_rows", per_origin_rows)
     return request.param
 

@@ -63,7 +63,7 @@ from selection_montecarlo import DELTA, SHAPES, N, simulate
 
 from pyprog.forecast import selection
 from pyprog.forecast.forecasters import BasisForecaster, parse_forecaster
-from pyprog.forecast.post_selection import forecast_weights, noise_variance
+from pyprog.forecast.selected_intervals import forecast_weights, noise_variance
 
 RULES = (
     *("se=1", "se=1/list", "se=0.5", "se=0", "ewa=4", "ewa=16"),

@@ -48,8 +48,8 @@ API_MODULES = {
         "pyprog.forecast.estimators",
         "pyprog.forecast.forecasters",
         "pyprog.forecast.selection",
-        "pyprog.forecast.post_selection",
-        "pyprog.forecast.misfit",
+        "pyprog.forecast.selected_intervals",
+        "pyprog.forecast.misspecification",
         "pyprog.forecast.backtests",
         "pyprog.forecast.blocks",
         "pyprog.forecast.intervals",
@@ -159,7 +159,7 @@ API_MODULES = {
     "utils": [
         "pyprog.utils.validation",
         "pyprog.utils.cache",
-        "pyprog.utils.memo",
+        "pyprog.utils.bounded_cache",
         "pyprog.utils.figures",
         "pyprog.utils.machine",
         "pyprog.utils.moved",
@@ -180,7 +180,7 @@ OLD_PATHS = {
         "forecast.value", "forecast.readers.bandit", "forecast.readers.episodes",
         "forecast.readers.common", "offpolicy.rounds", "offpolicy.time_features",
         "offpolicy.time_terms", "offpolicy.time_models", "offpolicy.time_candidates",
-        "offpolicy.future",
+        "offpolicy.future", "forecast.misfit", "forecast.post_selection", "utils.memo",
     )
 }  # fmt: skip
 

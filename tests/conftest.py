@@ -8,7 +8,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from pyprog._ext import fallback
-from pyprog.forecast import forecasters, intervals, post_selection
+from pyprog.forecast import forecasters, intervals, selected_intervals
 from pyprog.learn import learners as agents
 from pyprog.learn.policies import softmax as softmax_policies
 from pyprog.offpolicy import episodes
@@ -42,7 +42,7 @@ def backend(request, monkeypatch):
             episodes,
             forecasters,
             intervals,
-            post_selection,
+            selected_intervals,
             softmax_policies,
         ):
             monkeypatch.setattr(module, "kernels", fallback)

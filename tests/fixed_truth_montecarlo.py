@@ -103,12 +103,12 @@ def cell(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1, n_
 def misses(name: str, delta: int, reps: int, seed: int = 0, alpha: float = 0.1) -> dict:
     """What the NIS logs of one cell that the interval misses look like (``cell``'s logs).
 
-    Per log: covered or not, whether :func:`~pyprog.forecast.misfit.trend_misfit` fires on
+    Per log: covered or not, whether :func:`~pyprog.forecast.misspecification.trend_misfit` fires on
     the overall mean's residuals, and ``z``, the log's projection on the true drift's shape
     (less its mean, unit norm) in noise standard errors: how far a test that knew the shape
     would see the drift. Returns the arrays and the counts the auto-evidence guide quotes.
     """
-    from pyprog.forecast.misfit import noise_variance, trend_misfit
+    from pyprog.forecast.misspecification import noise_variance, trend_misfit
 
     rng = np.random.default_rng([seed, delta, list(TRUTHS).index(name)])
     shape = TRUTHS[name](np.arange(1, N + 1, dtype=np.float64))

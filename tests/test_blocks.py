@@ -14,11 +14,11 @@ from test_kernels import KERNEL_MODULES, compiled, needs_compiled
 
 import pyprog
 from pyprog._ext import fallback
-from pyprog.forecast import blocks, post_selection, selection
+from pyprog.forecast import blocks, selected_intervals, selection
 from pyprog.forecast.forecasters import parse_forecaster
 from pyprog.forecast.intervals import rademacher_chunks, rademacher_signs
 from pyprog.timeseries.errors import ForecastError
-from pyprog.utils.memo import array_cache
+from pyprog.utils.bounded_cache import array_cache
 
 
 @pytest.fixture(params=KERNEL_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
@@ -170,7 +170,7 @@ def test_block_fits_forecast_as_the_dense_weights_do(weighted):
     got = fits.forecasts(y)
     for i, c in enumerate(cands):
         for q, o in enumerate(points):
-            Z, _ = post_selection.forecast_weights([c], o, delta, w[:o] if weighted else None)
+            Z, _ = selected_intervals.forecast_weights([c], o, delta, w[:o] if weighted else None)
             want = Z[0] @ y[:o]
             assert got[i, q] == pytest.approx(want, rel=1e-10, abs=1e-13), (str(c), o)
 
@@ -185,7 +185,7 @@ def test_block_fits_refuse_what_the_dense_path_refuses():
     assert fits.ok.tolist() == [[False, False], [False, True], [False, False]]
     for c in cands[::2]:
         with pytest.raises(ForecastError):
-            post_selection.forecast_weights([c], 3000, 1, lam[:3000])[1][0] or c.nwis(
+            selected_intervals.forecast_weights([c], 3000, 1, lam[:3000])[1][0] or c.nwis(
                 np.zeros(3000), lam[:3000]
             )
 

@@ -25,7 +25,7 @@ from pyprog.forecast.forecasters import (
     WindowForecaster,
     parse_forecaster,
 )
-from pyprog.forecast.misfit import (
+from pyprog.forecast.misspecification import (
     BEND_NONCENTRALITY,
     MISFIT_P,
     TREND_DEGREE,
@@ -36,7 +36,7 @@ from pyprog.forecast.misfit import (
     periodic_misfit,
     trend_misfit,
 )
-from pyprog.forecast.post_selection import forecast_weights, plausible_deviations
+from pyprog.forecast.selected_intervals import forecast_weights, plausible_deviations
 from pyprog.forecast.selection import (
     DEFAULT_CANDIDATES,
     PLAUSIBLE_SE,
@@ -327,7 +327,7 @@ class TestPeriodicMisfit:
         # NIS): 80 logs at nominal 90 %, with and without the periodic misfit; measured
         # 0.780 without it and 0.960 with it over the grid's 200 logs
         with_misfit = _fixed_truth_coverage("sin P=60 end phase 1/8", 32)
-        monkeypatch.setattr("pyprog.forecast.post_selection.periodic_misfit", lambda u: 0.0)
+        monkeypatch.setattr("pyprog.forecast.selected_intervals.periodic_misfit", lambda u: 0.0)
         without = _fixed_truth_coverage("sin P=60 end phase 1/8", 32)
         assert with_misfit >= 0.85 and without < with_misfit - 0.05, (with_misfit, without)
 
@@ -407,7 +407,7 @@ class TestTrendMisfit:
         # and 0.883)
         name = "sin P=600 end phase 4/8"
         with_trend = _fixed_truth_coverage(name, 4, 120, delta=10, estimator="nwis")
-        monkeypatch.setattr("pyprog.forecast.post_selection.trend_misfit", lambda u: 0.0)
+        monkeypatch.setattr("pyprog.forecast.selected_intervals.trend_misfit", lambda u: 0.0)
         without = _fixed_truth_coverage(name, 4, 120, delta=10, estimator="nwis")
         assert with_trend >= 0.9 and without <= with_trend - 4 / 120, (with_trend, without)
 
@@ -460,7 +460,7 @@ class TestBendAllowance:
         # issue 32: the period-600 sinusoid at its trough as the log ends, δ = 1, NIS; 80
         # logs at nominal 90 %, with and without the allowance (0.815 without over 200 logs)
         with_bend = _fixed_truth_coverage("sin P=600 end phase 6/8", 600)
-        monkeypatch.setattr("pyprog.forecast.post_selection.bend_allowance", lambda *args: 0.0)
+        monkeypatch.setattr("pyprog.forecast.selected_intervals.bend_allowance", lambda *args: 0.0)
         without = _fixed_truth_coverage("sin P=600 end phase 6/8", 600)
         assert with_bend >= 0.9 and without < with_bend - 0.08, (with_bend, without)
 
@@ -495,7 +495,7 @@ class TestPlausibleSet:
         assert PLAUSIBLE_SE > 1.0
 
     def test_interval_reaches_every_plausible_forecast(self, monkeypatch):
-        from pyprog.forecast import post_selection
+        from pyprog.forecast import selected_intervals
 
         widened = 0
         for seed in range(5):
@@ -507,7 +507,7 @@ class TestPlausibleSet:
             assert f.low <= f.value + dev.min(initial=0.0) + 1e-12
             assert f.high >= f.value + dev.max(initial=0.0) - 1e-12
             with monkeypatch.context() as m:
-                m.setattr(post_selection, "plausible_deviations", lambda *a: np.zeros(0))
+                m.setattr(selected_intervals, "plausible_deviations", lambda *a: np.zeros(0))
                 g = nis_forecast(J, 5, "auto", alpha=0.1, n_boot=200, random_state=seed)
             assert g.value == f.value and f.low <= g.low and g.high <= f.high
             widened += (f.low < g.low) or (g.high < f.high)

@@ -13,6 +13,24 @@ import pytest
 from pyprog.utils.moved import REMOVED_IN, MovedWarning, moved
 
 OLD_PATHS = {
+    "pyprog.forecast.misfit": [
+        "BEND_NONCENTRALITY",
+        "DRIFT_P",
+        "MISFIT_P",
+        "TREND_DEGREE",
+        "backtest_mse",
+        "bend_allowance",
+        "extrapolates_drift",
+        "noise_variance",
+        "periodic_misfit",
+        "trend_misfit",
+    ],
+    "pyprog.forecast.post_selection": [
+        "forecast_weights",
+        "plausible_deviations",
+        "selected_interval",
+    ],
+    "pyprog.utils.memo": ["array_cache"],
     "pyprog.offpolicy.rounds": [
         "MAX_ABS_REWARD",
         "PROB_TOL",

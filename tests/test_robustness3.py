@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import pyprog
 from pyprog._ext import fallback
-from pyprog.forecast import forecasters, intervals, post_selection
+from pyprog.forecast import forecasters, intervals, selected_intervals
 from pyprog.offpolicy import episodes
 from pyprog.timeseries.errors import ForecastError
 
@@ -34,7 +34,7 @@ cython_backend = pytest.mark.skipif(
 @contextlib.contextmanager
 def kernels_of(module):
     """Every forecasting module's ``kernels`` set to ``module`` (compiled or NumPy)."""
-    mods = (episodes, forecasters, intervals, post_selection)
+    mods = (episodes, forecasters, intervals, selected_intervals)
     saved = [m.kernels for m in mods]
     try:
         for m in mods:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyprog.utils.memo import array_cache
+from pyprog.utils.bounded_cache import array_cache
 from pyprog.utils.validation import as_float_array, check_finite, check_int
 
 __all__ = [

@@ -1,7 +1,7 @@
 """``basis="auto"`` on long logs: backtests from block moments, in O(N) memory.
 
 Why. Up to :data:`LARGE_N` episodes, :func:`~pyprog.forecast.selection.select_forecaster`
-and :func:`~pyprog.forecast.post_selection.selected_interval` hold every candidate's
+and :func:`~pyprog.forecast.selected_intervals.selected_interval` hold every candidate's
 forecast weights at every backtest origin, a (candidates · origins) × N matrix, and each
 bootstrap replicate is a product with it: memory and time grow as N times ~800 (3.5 GB
 and 25 s at N = 10^5; at 10^6 it did not fit in 18 GB). Above it, nothing the size of the

@@ -34,7 +34,7 @@ from pyprog.forecast.intervals import (
     check_n_boot,
     forecast_interval,
 )
-from pyprog.forecast.post_selection import selected_interval
+from pyprog.forecast.selected_intervals import selected_interval
 from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.timeseries.errors import ForecastError
 from pyprog.utils.moved import moved, renamed_arguments
@@ -175,7 +175,7 @@ def nis_forecast(
         the studentised forecast (HC2 residuals ``ξ̂_i/√(1 − h_i)``, Rademacher signs;
         see :mod:`pyprog.forecast.intervals`). ``"auto"``: a wild bootstrap that repeats
         the selection in every replicate, widened by the backtests' evidence
-        (:func:`~pyprog.forecast.post_selection.selected_interval`).
+        (:func:`~pyprog.forecast.selected_intervals.selected_interval`).
         Always ``low <= value <= high``. Without alpha nothing more is computed.
     n_boot : int >= 100
         Bootstrap draws (only with ``alpha``).

@@ -31,7 +31,7 @@ import numpy as np
 from pyprog._ext.backend import kernels
 from pyprog.forecast.bases import BASES, forecast_design, n_features, time_basis
 from pyprog.timeseries.errors import ForecastError
-from pyprog.utils.memo import array_cache
+from pyprog.utils.bounded_cache import array_cache
 from pyprog.utils.validation import check_int, check_representable
 
 __all__ = [

@@ -22,7 +22,7 @@ import scipy.stats
 from pyprog.forecast.estimators import choose_forecaster
 from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
-from pyprog.forecast.post_selection import selected_interval
+from pyprog.forecast.selected_intervals import selected_interval
 from pyprog.offpolicy.episodes import check_episode_arrays, discounted_returns, pdis
 from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import as_float_array
@@ -109,7 +109,7 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     basis : {"auto", "fourier", "poly", "linear"}
         ``"auto"`` (the default): the forecaster of D is chosen by rolling-origin backtests
         (:func:`pyprog.select_forecaster`) and the bound repeats the choice in every
-        bootstrap replicate (:func:`pyprog.forecast.post_selection.selected_interval`).
+        bootstrap replicate (:func:`pyprog.forecast.selected_intervals.selected_interval`).
     d : int >= 1, optional
         Features of a fixed basis (default 5); not with ``"auto"`` (a ValueError).
     alpha : float in (0, 1)

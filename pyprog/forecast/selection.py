@@ -41,7 +41,7 @@ Above :data:`~pyprog.forecast.blocks.LARGE_N` episodes the same backtests are co
 block moments (:mod:`pyprog.forecast.blocks`), in O(N) memory: the scores agree with the
 dense computation's to rounding.
 
-Intervals after the choice are :mod:`pyprog.forecast.post_selection`'s: a bootstrap that
+Intervals after the choice are :mod:`pyprog.forecast.selected_intervals`'s: a bootstrap that
 repeats the selection, widened by the chosen model's backtest error and out to the forecasts
 of the :attr:`Selection.plausible` candidates.
 
@@ -348,10 +348,10 @@ def choose(losses: np.ndarray, step: int) -> np.ndarray:
 def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     """The chosen forecaster's backtest errors at up to :data:`MAX_ERROR_ORIGINS` origins.
 
-    One forecaster's errors estimate its own misfit (:func:`pyprog.forecast.post_selection.
+    One forecaster's errors estimate its own misfit (:func:`pyprog.forecast.selected_intervals.
     backtest_mse`): denser origins than the selection's make that estimate less noisy (at
     n = 300, δ = 1: every one of the 150 origins of the later half rather than 60). Only an
-    interval needs them (:func:`~pyprog.forecast.post_selection.selected_interval`), so the
+    interval needs them (:func:`~pyprog.forecast.selected_intervals.selected_interval`), so the
     selection itself, which a learner repeats, does not compute them. Where the fit is
     refused at one of them (NWIS, few weights early on), the selection's own origins are used.
 

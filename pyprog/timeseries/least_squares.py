@@ -7,7 +7,7 @@ A forecast linear in the estimates, f = ζ·y, from the weighted fit of y on a d
 
 with ξ̂ the residuals and h_i = w_i x_iᵀ (XᵀWX)⁻¹ x_i the leverages (the diagonal of the hat
 matrix; h_i = ‖Q_i‖² for √W X = QR). The episode path's wild bootstrap flips ξ̃
-(:mod:`pyprog.forecast.intervals`, :mod:`pyprog.forecast.post_selection`), and the rounds
+(:mod:`pyprog.forecast.intervals`, :mod:`pyprog.forecast.selected_intervals`), and the rounds
 path's :func:`~pyprog.timeseries.time_forecast` reports se.
 
 Where h_i = 1 the unit is fitted exactly and ξ̂_i = 0: the divisor is floored at the

@@ -80,6 +80,7 @@ API_MODULES = {
         "pyprog.timeseries.terms",
         "pyprog.timeseries.least_squares",
         "pyprog.timeseries.models",
+        "pyprog.timeseries.interval_results",
     ],
     "logs": [
         "pyprog.logs",

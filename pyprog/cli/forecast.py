@@ -27,6 +27,7 @@ OPTION_NAMES = (
         "gamma": "--gamma",
         "clip": "--clip",
         "alpha": "--alpha",
+        "safety_alpha": "--safety-alpha",
         "n_boot": "--n-boot",
         "seed": "--seed",
         "random_state": "--seed",
@@ -150,7 +151,8 @@ def _value_cmd(args: argparse.Namespace) -> int:
     episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
                     "--d": args.d is not None, "--candidates": args.candidates is not None,
                     "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf"),
-                    "--n-boot": args.n_boot is not None}  # fmt: skip
+                    "--n-boot": args.n_boot is not None,
+                    "--safety-alpha": args.safety_alpha is not None}  # fmt: skip
     unused = [option for option, set_ in episode_only.items() if set_]
     if unused:  # not silently ignored
         raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
@@ -226,7 +228,25 @@ def _default(name: str, fn) -> float:
     return inspect.signature(fn).parameters[name].default
 
 
-def cmd(args: argparse.Namespace) -> int:  # noqa: PLR0912  (reviewed: docs/guides/development.md)
+def _print_safety(s: dict, safety_alpha: float, notes: list) -> None:
+    """The safety test's lines; its misspecification warning joins ``notes``."""
+    if "error" in s:
+        print(f"safety test (alpha {safety_alpha:g}): no test: {s['error']}")
+    else:
+        print(
+            f"safety test (alpha {safety_alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
+            f"forecast advantage over β {s['value']:.5g} ({s['model']}), one-sided lower "
+            f"bound {s['low']:.5g}"
+        )
+        print(
+            f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
+            f"past mean advantage {s['past_mean']:.5g}, lower bound {s['stationary_low']:.5g}"
+        )
+        if s.get("warning"):
+            notes.append(f"safety test: {s['warning']}")
+
+
+def cmd(args: argparse.Namespace) -> int:
     if args.time is not None:
         return _value_cmd(args)
     if args.at is not None or args.over is not None:
@@ -240,6 +260,9 @@ def cmd(args: argparse.Namespace) -> int:  # noqa: PLR0912  (reviewed: docs/guid
     from pyprog.forecast.selection import PLAUSIBLE_SE
 
     alpha = _default("alpha", forecast_logs) if args.alpha is None else args.alpha
+    safety_alpha = args.safety_alpha
+    if safety_alpha is None:
+        safety_alpha = _default("safety_alpha", forecast_logs)
     result = _one_line_warnings(
         forecast_logs,
         args.logs,
@@ -249,6 +272,7 @@ def cmd(args: argparse.Namespace) -> int:  # noqa: PLR0912  (reviewed: docs/guid
         gamma=args.gamma,
         clip=args.clip,
         alpha=alpha,
+        safety_alpha=safety_alpha,
         n_boot=2000 if args.n_boot is None else args.n_boot,
         random_state=args.seed,
         candidates=_split(args.candidates),
@@ -291,21 +315,7 @@ def cmd(args: argparse.Namespace) -> int:  # noqa: PLR0912  (reviewed: docs/guid
                 f"  {name.upper()}: the backtests do not rule out {named} (within "
                 f"{PLAUSIBLE_SE:g} s.e.); the interval reaches their forecasts"
             )
-    s = summary["safety"]
-    if "error" in s:
-        print(f"safety test (alpha {alpha:g}): no test: {s['error']}")
-    else:
-        print(
-            f"safety test (alpha {alpha:g}): {'ACCEPT' if s['accept'] else 'REFUSE'} π; "
-            f"forecast advantage over β {s['value']:.5g} ({s['model']}), one-sided lower "
-            f"bound {s['low']:.5g}"
-        )
-        print(
-            f"  stationary t-test would {'accept' if s['stationary_accept'] else 'refuse'}: "
-            f"past mean advantage {s['past_mean']:.5g}, lower bound {s['stationary_low']:.5g}"
-        )
-        if s.get("warning"):
-            notes.append(f"safety test: {s['warning']}")
+    _print_safety(summary["safety"], safety_alpha, notes)
     for note in notes:
         print(f"warning: misspecification: {note}")
     if args.json:
@@ -350,8 +360,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fc.add_argument("--clip", type=float, default=float("inf"), help="ratio clip (default none)")
     fc.add_argument(
         "--alpha", type=float, default=None,
-        help="1 - confidence level (default 0.05 for episodes, 0.1 with --time: the defaults "
-        "of pyprog.forecast_logs and pyprog.forecast_value)",
+        help="1 - the intervals' level (default 0.1: 90%%, for episodes and with --time)",
+    )  # fmt: skip
+    fc.add_argument(
+        "--safety-alpha", type=float, default=None,
+        help="the episodes' safety test's size: the accepted risk of deploying a worse "
+        "policy (default 0.05; not with --time)",
     )  # fmt: skip
     fc.add_argument(
         "--n-boot", type=int, default=None,

@@ -37,6 +37,7 @@ from pyprog.forecast.intervals import (
 from pyprog.forecast.selected_intervals import selected_interval
 from pyprog.forecast.selection import Selection, select_forecaster
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.interval_results import IntervalResult
 from pyprog.utils.moved import moved, renamed_arguments
 from pyprog.utils.validation import (
     as_float_array,
@@ -55,8 +56,8 @@ __all__ = [
 ]
 
 
-class Forecast(NamedTuple):
-    """A forecast of future performance, its gradient w.r.t. its inputs, and its model."""
+class _ForecastFields(NamedTuple):
+    """The fields of a :class:`Forecast`, a named tuple (``value, grad, *_ = f`` works)."""
 
     #: The forecast Ĵ_{N+δ}: mean performance over the next δ episodes.
     value: float
@@ -75,9 +76,25 @@ class Forecast(NamedTuple):
     #: With ``basis="auto"``: the candidates the backtests do not reject, the chosen one
     #: among them; the interval reaches their forecasts (net of noise).
     plausible: tuple[str, ...] | None = None
+    #: The interval's ``alpha`` (level 1 − alpha); None without an interval.
+    alpha: float | None = None
+
+
+class Forecast(_ForecastFields, IntervalResult):
+    """A forecast of future performance, its gradient w.r.t. its inputs, and its model.
+
+    A named tuple (``value, grad, low, high, model, scores, warning, plausible, alpha``)
+    whose interval answers as every result's does
+    (:class:`~pyprog.timeseries.IntervalResult`: ``level``, ``covers``, ``interval_text``).
+    """
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        interval = "" if self.low is None else f", low={self.low:.6g}, high={self.high:.6g}"
+        interval = (
+            "" if self.low is None
+            else f", low={self.low:.6g}, high={self.high:.6g}, alpha={self.alpha:g}"
+        )  # fmt: skip
         warn = "" if self.warning is None else ", warning=..."
         return (
             f"Forecast(value={self.value:.6g}{interval}, model={self.model!r}, "
@@ -91,9 +108,7 @@ class Forecast(NamedTuple):
         if self.scores is not None:
             scores = {k: (v if np.isfinite(v) else None) for k, v in self.scores.items()}
         return {
-            "value": self.value,
-            "low": self.low,
-            "high": self.high,
+            **self.interval_dict(),
             "model": self.model,
             "scores": scores,
             "warning": self.warning,
@@ -359,7 +374,7 @@ def _forecast(
         low, high = ci.low, ci.high
     # plain floats whichever path computed them (NumPy scalars print and compare alike,
     # but are not JSON-serialisable by every library)
-    return Forecast(float(f), grad, float(low), float(high), **extra)
+    return Forecast(float(f), grad, float(low), float(high), alpha=alpha, **extra)
 
 
 # the names that moved to pyprog.offpolicy.episodes (issue 49): they warn, and go in pyprog 0.3

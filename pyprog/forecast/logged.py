@@ -28,7 +28,9 @@ from pyprog.logs.episodes import LogFormatError, Logs
 from pyprog.logs.episodes_csv import read_logs
 from pyprog.offpolicy.episodes import discounted_returns, episode_ratios, pdis
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.interval_results import INTERVAL_ALPHA, TEST_ALPHA
 from pyprog.utils.moved import renamed_arguments
+from pyprog.utils.validation import check_alpha
 
 __all__ = ["BLOCK_CELLS", "LogForecast", "forecast_logs"]
 
@@ -156,7 +158,8 @@ def forecast_logs(
     d: int | None = None,
     gamma: float = 1.0,
     clip: float = np.inf,
-    alpha: float = 0.05,
+    alpha: float = INTERVAL_ALPHA,
+    safety_alpha: float = TEST_ALPHA,
     n_boot: int = 2000,
     random_state: int | None = 0,
     candidates: Sequence[str | Forecaster] | None = None,
@@ -186,7 +189,11 @@ def forecast_logs(
     clip : float
         Upper clip of the importance ratios (default: none).
     alpha : float in (0, 1)
-        The intervals have level ``1 − alpha``; the safety test has size ``alpha``.
+        The intervals have level ``1 − alpha`` (default
+        :data:`~pyprog.timeseries.INTERVAL_ALPHA`, 0.1: 90 %, as :func:`~pyprog.forecast_value`'s).
+    safety_alpha : float in (0, 1)
+        The safety test's size: the accepted risk of deploying a worse policy (default
+        :data:`~pyprog.timeseries.TEST_ALPHA`, 0.05, as :func:`~pyprog.safety_test`'s).
     n_boot : int
         Wild-bootstrap draws.
     random_state : int or None
@@ -258,20 +265,23 @@ def forecast_logs(
                 f"features; an interval needs at least {k + MIN_RESIDUAL_DOF} episodes "
                 "(use a smaller d)"
             )
-    opts = dict(alpha=alpha, n_boot=n_boot, random_state=random_state, candidates=candidates)
+    check_alpha(safety_alpha, name="safety_alpha")  # before any work
+    opts = dict(n_boot=n_boot, random_state=random_state, candidates=candidates)
     shape = dict(delta=delta, basis=basis, d=d)
     J, lam, G = _per_episode(logs, gamma, clip)
     # one estimator without a forecast does not cost the others theirs
     try:
-        nis: Forecast | ForecastError = nis_forecast(J, **shape, **opts)
+        nis: Forecast | ForecastError = nis_forecast(J, **shape, alpha=alpha, **opts)
     except ForecastError as exc:
         nis = exc
     try:
-        nwis: Forecast | ForecastError = nwis_forecast(G, lam, **shape, **opts)
+        nwis: Forecast | ForecastError = nwis_forecast(G, lam, **shape, alpha=alpha, **opts)
     except ForecastError as exc:
         nwis = exc
     try:
-        safety: SafetyTest | ForecastError = difference_safety_test(J - G, **shape, **opts)
+        safety: SafetyTest | ForecastError = difference_safety_test(
+            J - G, **shape, alpha=safety_alpha, **opts
+        )
     except ForecastError as exc:
         safety = exc
     names = None if candidates is None else [str(c) for c in candidates]
@@ -285,6 +295,7 @@ def forecast_logs(
             "gamma": gamma,
             "clip": clip,
             "alpha": alpha,
+            "safety_alpha": safety_alpha,
             "n_boot": n_boot,
             "random_state": random_state,
         },

@@ -24,6 +24,7 @@ from pyprog.forecast.forecasters import solve
 from pyprog.forecast.intervals import check_alpha, check_n_boot, forecast_interval
 from pyprog.forecast.selected_intervals import selected_interval
 from pyprog.offpolicy.episodes import check_episode_arrays, discounted_returns, pdis
+from pyprog.timeseries.interval_results import TEST_ALPHA, IntervalResult
 from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import as_float_array
 
@@ -31,8 +32,15 @@ __all__ = ["SafetyTest", "difference_safety_test", "safety_test"]
 
 
 @dataclass(frozen=True)
-class SafetyTest:
-    """Outcome of :func:`safety_test`: the decision and the numbers behind it."""
+class SafetyTest(IntervalResult):
+    """Outcome of :func:`safety_test`: the decision and the numbers behind it.
+
+    Its one-sided bound answers as every interval does
+    (:class:`~pyprog.timeseries.IntervalResult`; ``high`` is ``inf``).
+    """
+
+    #: A one-sided lower bound has no upper end.
+    high = math.inf
 
     #: True iff ``low > 0``: π is forecast to do better than β with confidence 1 − alpha.
     accept: bool
@@ -81,7 +89,7 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     delta: int,
     basis: str = "auto",
     d: int | None = None,
-    alpha: float,
+    alpha: float = TEST_ALPHA,
     gamma: float = 1.0,
     clip: float = np.inf,
     n_boot: int = 2000,
@@ -113,7 +121,8 @@ def safety_test(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     d : int >= 1, optional
         Features of a fixed basis (default 5); not with ``"auto"`` (a ValueError).
     alpha : float in (0, 1)
-        Significance level: the accepted risk of deploying a worse policy.
+        Significance level: the accepted risk of deploying a worse policy (default
+        :data:`~pyprog.timeseries.TEST_ALPHA`, 0.05).
     gamma : float in [0, 1]
     clip : float > 0
         Clip of the PDIS ratios (``inf``: none; clipping biases Ĵ(π) downwards,
@@ -175,7 +184,7 @@ def difference_safety_test(
     delta: int,
     basis: str = "auto",
     d: int | None = None,
-    alpha: float,
+    alpha: float = TEST_ALPHA,
     n_boot: int = 2000,
     random_state=None,
     candidates=None,

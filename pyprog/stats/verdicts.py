@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from pyprog.timeseries.interval_results import TEST_ALPHA
 from pyprog.utils.validation import check_alpha
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 #: Significance level of every test.
-ALPHA = 0.05
+ALPHA = TEST_ALPHA
 #: The verdicts a claim can get (a case: the first three; ``untested``: nothing ran).
 VERDICTS = ("held", "contradicted", "inconclusive", "untested")
 

@@ -14,6 +14,9 @@ rounds' pseudo-outcomes) that they see only as numbers, weights and times. What 
   standard error;
 * :func:`~pyprog.timeseries.least_squares.leverages` and HC2 residuals
   (:mod:`.least_squares`), shared by both paths' intervals;
+* :class:`IntervalResult` (:mod:`.interval_results`): what every result with an interval
+  shares, on both paths, and the default levels :data:`INTERVAL_ALPHA` (a forecast's
+  two-sided interval) and :data:`TEST_ALPHA` (a one-sided test);
 * :class:`ForecastError` (:mod:`.errors`): what the log cannot support, as opposed to the
   ``ValueError`` of bad input.
 
@@ -22,6 +25,7 @@ May import :mod:`pyprog.logs` (the times), :mod:`pyprog.utils` and :mod:`pyprog.
 
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.features import Crossed, DayOfWeek, PeriodBlocks
+from pyprog.timeseries.interval_results import INTERVAL_ALPHA, TEST_ALPHA, IntervalResult
 from pyprog.timeseries.models import TimeForecast, time_forecast
 from pyprog.timeseries.terms import (
     Blocks,
@@ -38,10 +42,13 @@ from pyprog.timeseries.terms import (
 )
 
 __all__ = [
+    "INTERVAL_ALPHA",
+    "TEST_ALPHA",
     "Blocks",
     "Crossed",
     "DayOfWeek",
     "ForecastError",
+    "IntervalResult",
     "PeriodBlocks",
     "Season",
     "Step",

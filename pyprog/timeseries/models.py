@@ -38,6 +38,7 @@ import numpy as np
 
 from pyprog._ext.backend import kernels
 from pyprog.logs.times import as_days, time_point
+from pyprog.timeseries.interval_results import INTERVAL_ALPHA, IntervalResult
 from pyprog.timeseries.least_squares import hc2_variances, leverages
 from pyprog.timeseries.terms import as_time_model
 from pyprog.utils.validation import check_alpha
@@ -46,8 +47,11 @@ __all__ = ["TimeForecast", "time_forecast"]
 
 
 @dataclass(frozen=True)
-class TimeForecast:
+class TimeForecast(IntervalResult):
     """A forecast of the value at a time (or over a window), linear in the estimates.
+
+    Its interval answers as every result's does (:class:`~pyprog.timeseries.IntervalResult`:
+    ``level``, ``covers``, ``interval_text``).
 
     Attributes
     ----------
@@ -78,11 +82,8 @@ class TimeForecast:
     def as_dict(self) -> dict:
         """A JSON-ready summary (without ζ)."""
         return {
-            "value": self.value,
+            **self.interval_dict(),
             "se": self.se,
-            "low": self.low,
-            "high": self.high,
-            "alpha": self.alpha,
             "model": self.model,
             "target": list(self.target),
             "n": int(self.zeta.shape[0]),
@@ -97,7 +98,7 @@ def time_forecast(
     at=None,
     over=None,
     weights=None,
-    alpha: float | None = 0.1,
+    alpha: float | None = INTERVAL_ALPHA,
     n_points: int = 10_000,
 ) -> TimeForecast:
     """Forecast the value at a future time by least squares on features of time.

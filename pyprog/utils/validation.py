@@ -145,8 +145,10 @@ def check_gamma(gamma: float) -> float:
     return float(gamma)
 
 
-def check_alpha(alpha, *, allow_none: bool = False) -> float | None:
+def check_alpha(alpha, *, allow_none: bool = False, name: str = "alpha") -> float | None:
     """A significance level: a real number strictly between 0 and 1 (or None if allowed).
+
+    ``name`` is the argument's name in the message.
 
     Examples
     --------
@@ -158,7 +160,9 @@ def check_alpha(alpha, *, allow_none: bool = False) -> float | None:
     real = isinstance(alpha, numbers.Real) and not isinstance(alpha, (bool, np.bool_))
     if not real or not 0.0 < alpha < 1.0:
         also = ", or None" if allow_none else ""
-        raise ValueError(f"alpha must be a number in (0, 1), e.g. 0.05{also}; got {shorten(alpha)}")
+        raise ValueError(
+            f"{name} must be a number in (0, 1), e.g. 0.05{also}; got {shorten(alpha)}"
+        )
     return float(alpha)
 
 

@@ -48,6 +48,7 @@ import scipy.linalg
 import scipy.special
 from threadpoolctl import threadpool_limits
 
+from pyprog.timeseries.interval_results import INTERVAL_ALPHA
 from pyprog.timeseries.terms import TimeModel
 from pyprog.utils.moved import renamed_arguments
 from pyprog.value.bins import Binned, bin_estimates, bin_noise
@@ -264,7 +265,7 @@ class ModelAverage:
         return np.einsum("n,nrm->rm", weights, zetas)
 
     def forecast(
-        self, targets, alpha: float | None = 0.1, kind: str = "prediction"
+        self, targets, alpha: float | None = INTERVAL_ALPHA, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]:
         """The forecast at each target, its interval at level 1 − ``alpha`` and the
         mixture's standard deviation, from one pass over the candidates.
@@ -293,7 +294,7 @@ class ModelAverage:
         return mean, low, high, sd
 
     def predict(
-        self, targets, alpha: float | None = 0.1, kind: str = "prediction"
+        self, targets, alpha: float | None = INTERVAL_ALPHA, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """The forecast and its interval: :meth:`forecast` without the sd."""
         return self.forecast(targets, alpha, kind)[:3]

@@ -67,6 +67,7 @@ from pyprog.offpolicy.estimates import (
     round_estimates,
 )
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.interval_results import INTERVAL_ALPHA, IntervalResult
 from pyprog.timeseries.terms import TimeModel, as_time_model
 from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import check_alpha, shorten
@@ -84,8 +85,11 @@ UNTIMED = " (q(x, a))"
 
 
 @dataclass(frozen=True)
-class ValueForecast:
+class ValueForecast(IntervalResult):
     """A policy's forecast value at a time (or over a window) with its interval.
+
+    Its interval answers as every result's does (:class:`~pyprog.timeseries.IntervalResult`:
+    ``level``, ``covers``, ``interval_text``).
 
     Attributes
     ----------
@@ -131,10 +135,7 @@ class ValueForecast:
     def as_dict(self) -> dict:
         """A JSON-ready summary (dates as days since 1970-01-01 UTC)."""
         return {
-            "value": self.value,
-            "low": self.low,
-            "high": self.high,
-            "alpha": self.alpha,
+            **self.interval_dict(),
             "model": self.model,
             "estimator": self.estimator,
             "target": list(self.target),
@@ -146,13 +147,9 @@ class ValueForecast:
         }
 
     def __str__(self) -> str:
-        interval = "" if self.low is None else f" [{self.low:.4g}, {self.high:.4g}]"
-        level = (
-            "" if self.alpha is None
-            else f" ({(1 - self.alpha) * 100:g}% {self.interval} interval)"
-        )  # fmt: skip
+        interval = "" if self.low is None else " " + self.interval_text(self.interval)
         return (
-            f"value {self.value:.4g}{interval}{level} at {self.horizon:.4g} days ahead; "
+            f"value {self.value:.4g}{interval} at {self.horizon:.4g} days ahead; "
             f"top model {self.model}, estimator {self.estimator}, {self.n_rounds} rounds"
         )
 
@@ -180,7 +177,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     pool_contexts="auto",
     bin_width: float = 1.0,
     max_horizon: float | None = None,
-    alpha: float | None = 0.1,
+    alpha: float | None = INTERVAL_ALPHA,
     interval: str = "prediction",
     random_state=0,
 ):

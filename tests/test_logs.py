@@ -117,11 +117,11 @@ class TestForecastCommand:
         path = write_logs(tmp_path / "logs.csv", *episodes)
         out_json, out_png = tmp_path / "f.json", tmp_path / "f.png"
         argv = ["forecast", str(path), "--delta", "5", "--basis", "fourier", "--d", "3"]
-        argv += ["--alpha", "0.1", "--json", str(out_json), "--plot", str(out_png)]
-        assert main(argv) == 0
+        argv += ["--alpha", "0.1", "--safety-alpha", "0.2", "--json", str(out_json)]
+        assert main([*argv, "--plot", str(out_png)]) == 0
         printed = capsys.readouterr().out
         assert "120 episodes (360 steps)" in printed and "NIS" in printed and "NWIS" in printed
-        assert "safety test (alpha 0.1)" in printed
+        assert "90% bootstrap intervals" in printed and "safety test (alpha 0.2)" in printed
         result = json.loads(out_json.read_text())
         log_pi, log_beta, rewards = episodes
         # the command calls the public functions a Python user calls
@@ -137,11 +137,19 @@ class TestForecastCommand:
         )
         assert result["nwis"]["low"] == pytest.approx(nwis.low)
         safety = pyprog.safety_test(
-            log_pi, log_beta, rewards, delta=5, basis="fourier", d=3, alpha=0.1, random_state=0
+            log_pi, log_beta, rewards, delta=5, basis="fourier", d=3, alpha=0.2, random_state=0
         )
         assert result["safety"] == pytest.approx(safety.as_dict())
         assert result["episodes"] == 120 and result["clip"] is None
         assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    def test_the_safety_test_keeps_its_own_size(self, tmp_path, episodes, capsys):
+        """--alpha is the intervals' level; the safety test stays at 0.05 unless told."""
+        path = write_logs(tmp_path / "logs.csv", *episodes)
+        argv = ["forecast", str(path), "--basis", "linear", "--n-boot", "200", "--alpha", "0.3"]
+        assert main(argv) == 0
+        printed = capsys.readouterr().out
+        assert "70% bootstrap intervals" in printed and "safety test (alpha 0.05)" in printed
 
     def test_candidates_restrict_the_choice(self, tmp_path, episodes, capsys):
         """--candidates: auto chooses among the named forecasters only, as the API does."""

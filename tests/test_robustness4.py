@@ -263,6 +263,11 @@ class TestItem10NoTraceback:
         argv = ["forecast", str(log), "--time", "time", "--at", "65", "--n-boot", "1" + "0" * 300]
         one_line_error(capsys, argv, "--n-boot: for logs of episodes, not with --time")
 
+    def test_safety_alpha_with_time_is_refused(self, tmp_path, capsys):
+        log = write_log(tmp_path / "log.csv")
+        argv = ["forecast", str(log), "--time", "time", "--at", "65", "--safety-alpha", "0.1"]
+        one_line_error(capsys, argv, "--safety-alpha: for logs of episodes, not with --time")
+
 
 class TestItem11Messages:
     """Encodings, trailing delimiters, ragged dict columns, --bin-width, --max-horizon in

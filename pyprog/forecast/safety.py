@@ -74,6 +74,7 @@ class SafetyTest(IntervalResult):
     def as_dict(self) -> dict:
         """The scalar fields, the model, the scores (None for ``inf``), for JSON."""
         out = {k: v for k, v in self.__dict__.items() if k not in ("differences", "scores")}
+        out |= self.interval_dict()  # "high": None, as every interval's JSON has it
         if self.scores is not None:
             out["scores"] = {k: (v if math.isfinite(v) else None) for k, v in self.scores.items()}
         return out

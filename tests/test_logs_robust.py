@@ -65,7 +65,7 @@ class TestMemory:
         logs = read_logs(path)
         opts = dict(delta=3, basis="fourier", d=3, gamma=0.9, clip=20.0, alpha=0.1, n_boot=300)
         monkeypatch.setattr(logged, "BLOCK_CELLS", 64)  # many blocks, some of one episode
-        got = pyprog.forecast_logs(logs, **opts, random_state=1)
+        got = pyprog.forecast_logs(logs, **opts, safety_alpha=0.1, random_state=1)
         J = pyprog.pdis(logs.log_pi, logs.log_beta, logs.rewards, logs.mask, 0.9, 20.0).J
         np.testing.assert_allclose(got.estimates, J, rtol=1e-12, atol=1e-12)
         test = pyprog.safety_test(

@@ -73,6 +73,7 @@ from pyprog.forecast.forecasters import (
 )
 from pyprog.forecast.intervals import power_of_two
 from pyprog.timeseries.errors import ForecastError
+from pyprog.timeseries.splits import MAX_ORIGINS, MIN_ORIGINS, RollingOrigin
 from pyprog.utils.validation import check_int
 
 __all__ = [
@@ -115,10 +116,6 @@ SE_RULE = 1.0
 #: candidates whose backtest loss is within it of the best one's are not rejected by the
 #: data, and the interval reaches out to their forecasts.
 PLAUSIBLE_SE = 2.0
-#: Most backtest origins.
-MAX_ORIGINS = 60
-#: Fewest backtest origins.
-MIN_ORIGINS = 3
 #: Most origins of the chosen forecaster's own backtest errors, from which an interval
 #: estimates its misfit: one forecaster, so denser than the selection's (issue 32).
 MAX_ERROR_ORIGINS = 240
@@ -126,12 +123,9 @@ MAX_ERROR_ORIGINS = 240
 MISSPEC_P = 0.01
 
 
-def _origins(n: int, delta: int, most: int = MAX_ORIGINS) -> np.ndarray:
-    first, last = max(n // 2, 2), n - delta
-    if last - first + 1 < MIN_ORIGINS:
-        return np.zeros(0, dtype=np.intp)
-    count = min(most, last - first + 1)
-    return np.unique(np.round(np.linspace(first, last, count)).astype(np.intp))
+def _error_origins(n: int, delta: int) -> tuple[np.ndarray, np.ndarray]:
+    """The chosen forecaster's dense backtest origins, then the selection's as a fallback."""
+    return RollingOrigin(delta, MAX_ERROR_ORIGINS).origins(n), RollingOrigin(delta).origins(n)
 
 
 def min_episodes_auto(delta: int = 1) -> int:
@@ -146,7 +140,7 @@ def min_episodes_auto(delta: int = 1) -> int:
     # origins run from n//2 to n − δ: MIN_ORIGINS of them once ⌈n/2⌉ >= δ + MIN_ORIGINS − 1
     # (O(1), not a search over n: issue 35, item 11)
     n = max(delta + MIN_ORIGINS, 2 * (delta + MIN_ORIGINS - 1) - 1)
-    while len(_origins(n, delta)) < MIN_ORIGINS:  # never taken; kept as the definition
+    while RollingOrigin(delta).get_n_splits(n) < MIN_ORIGINS:  # never taken; kept as the definition
         n += 1
     return n
 
@@ -377,7 +371,10 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     n = len(ys)
     if n > blocks.LARGE_N:
         return _block_errors(c, ys, ws, delta, weighted)
-    for origins in (_origins(n, delta, MAX_ERROR_ORIGINS), _origins(n, delta)):
+    for origins in (
+        RollingOrigin(delta, MAX_ERROR_ORIGINS).origins(n),
+        RollingOrigin(delta).origins(n),
+    ):
         try:
             rows = _backtest_rows(c, origins, delta, n, ws if weighted else None)
             break
@@ -398,7 +395,10 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
 def _block_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     """:func:`chosen_errors` of a long log, the forecasts from block moments."""
     n = len(ys)
-    for origins in (_origins(n, delta, MAX_ERROR_ORIGINS), _origins(n, delta)):
+    for origins in (
+        RollingOrigin(delta, MAX_ERROR_ORIGINS).origins(n),
+        RollingOrigin(delta).origins(n),
+    ):
         fits = blocks.BlockFits([c], n, delta, origins, ws if weighted else np.ones(n))
         if fits.ok.all():
             break
@@ -493,7 +493,7 @@ def select_forecaster(  # noqa: PLR0915  (reviewed: docs/guides/development.md)
             f"{what}: the backtests need at least {need} episodes for delta={delta} "
             f"({MIN_ORIGINS} forecast origins in the later half); got {n}"
         )
-    origins = _origins(n, delta)
+    origins = RollingOrigin(delta).origins(n)
     # ranked at the full log's n: the order is the same in every backtest and replicate
     ranked = [cands[i] for i in noise_order(cands, n, delta)]
     if incumbent is not None:  # kept unless the data reject it: no switching on noise

@@ -20,6 +20,9 @@ Folds:
   "seeing the future" in a backtest). A level of a time feature that lies wholly inside
   one stretch is then unseen by that stretch's model (ridge shrinks its effect to 0).
 
+Both are :class:`~pyprog.timeseries.splits.Folds` objects; ``folds=`` also takes one of
+them, or a registered subclass of its own (:func:`~pyprog.timeseries.splits.register_folds`).
+
 The reward model is any object with scikit-learn's ``fit(X, y)`` and ``predict(X)``; it is
 copied (``copy.deepcopy``, as an unfitted scikit-learn estimator can be) once per fold. A
 model with ``fit_folds(X, y, fold, n_folds) -> [model per fold]`` (the default
@@ -33,16 +36,14 @@ wrong shape or not finite, is a ``ValueError`` naming it and the fold.
 from __future__ import annotations
 
 import copy
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from pyprog.offpolicy.reward_model import ActionRidge
+from pyprog.timeseries.splits import FOLDS, N_FOLDS, Folds, check_folds
 
 __all__ = ["FOLDS", "CrossFit", "cross_fit", "fold_ids", "predict_all", "reward_features"]
-
-FOLDS = ("random", "blocked")
 
 
 def reward_features(context: np.ndarray, time_onehot: np.ndarray | None) -> np.ndarray:
@@ -52,19 +53,15 @@ def reward_features(context: np.ndarray, time_onehot: np.ndarray | None) -> np.n
     return np.concatenate([context, time_onehot], axis=1)
 
 
-def fold_ids(times: np.ndarray, n_folds: int, folds: str, rng: np.random.Generator):
-    """Each round's fold, shape (n,) int in [0, n_folds) (see the module docstring).
+def fold_ids(times: np.ndarray, n_folds: int, folds, rng: np.random.Generator):
+    """Each round's fold, shape (n,) int in [0, n_folds) (:meth:`.Folds.fold_ids`).
 
     Examples
     --------
     >>> fold_ids(np.array([3.0, 1.0, 2.0, 0.0]), 2, "blocked", np.random.default_rng(0))
     array([1, 0, 1, 0])
     """
-    n = times.shape[0]
-    order = rng.permutation(n) if folds == "random" else np.argsort(times, kind="stable")
-    out = np.empty(n, dtype=np.int64)
-    out[order] = (np.arange(n) * n_folds) // n  # equal counts (±1), contiguous in `order`
-    return out
+    return check_folds(folds, n_folds).fold_ids(times, rng)
 
 
 @dataclass(frozen=True)
@@ -178,8 +175,8 @@ def cross_fit(
     n_actions: int,
     *,
     reward_model=None,
-    n_folds: int = 5,
-    folds: str = "random",
+    n_folds: int = N_FOLDS,
+    folds: str | Folds = "random",
     random_state=None,
 ) -> CrossFit:
     """Fit the reward model K times, each without one fold, and predict q̂ on that fold.
@@ -189,7 +186,7 @@ def cross_fit(
     z : numpy.ndarray, shape (n, k)
         Inputs before the action (:func:`reward_features`).
     times : numpy.ndarray, shape (n,)
-        For ``folds="blocked"``.
+        For folds laid in time (``folds="blocked"``).
     action : numpy.ndarray of int, shape (n,)
     reward : numpy.ndarray, shape (n,)
     n_actions : int
@@ -197,7 +194,9 @@ def cross_fit(
         Default :class:`ActionRidge` (``n_actions``).
     n_folds : int
         K >= 2 (and <= n).
-    folds : {"random", "blocked"}
+    folds : {"random", "blocked"} or Folds
+        How rounds fall into folds (:mod:`pyprog.timeseries.splits`); an object carries
+        its own ``n_folds``.
     random_state : None, int or numpy.random.Generator
         For the random partition.
 
@@ -214,15 +213,9 @@ def cross_fit(
     ((100, 3), 5)
     """
     n = z.shape[0]
-    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
-        raise ValueError(
-            f"n_folds must be an integer >= 2 (cross-fitting: each round's reward model is fit "
-            f"on the other folds); got {n_folds!r}"
-        )
-    if n_folds > n:
-        raise ValueError(f"n_folds must be at most the number of rounds ({n}); got {n_folds}")
-    if folds not in FOLDS:
-        raise ValueError(f"folds must be one of {FOLDS}; got {folds!r}")
+    splitter = check_folds(folds, n_folds)
+    fold = splitter.fold_ids(times, np.random.default_rng(random_state))
+    n_folds = splitter.n_folds
     if reward_model is None:
         reward_model = ActionRidge(n_actions)
     elif not (
@@ -233,11 +226,10 @@ def cross_fit(
             f"reward_model must have fit(X, y) and predict(X) (a scikit-learn regressor); got "
             f"{reward_model!r}"
         )
-    fold = fold_ids(times, int(n_folds), folds, np.random.default_rng(random_state))
     X = np.concatenate([z, np.eye(n_actions)[action]], axis=1)
     q_hat = np.empty((n, n_actions))
     if hasattr(reward_model, "fit_folds"):  # sums over rows: all folds' fits in one pass
-        models = reward_model.fit_folds(X, reward, fold, int(n_folds))
+        models = reward_model.fit_folds(X, reward, fold, n_folds)
         for k, model in enumerate(models):
             test = fold == k
             q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)

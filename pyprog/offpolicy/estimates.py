@@ -57,6 +57,7 @@ import numpy as np
 from pyprog.logs.rounds import check_action_dist, check_rounds, policy_action_dist
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.timeseries.features import check_time_feature, checked_labels, one_hot
+from pyprog.timeseries.splits import N_FOLDS, Folds
 from pyprog.timeseries.terms import TimeModel
 
 __all__ = [
@@ -297,8 +298,8 @@ def round_estimates(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     estimator: str = "dr",
     reward_model=None,
     time_feature=None,
-    n_folds: int = 5,
-    folds: str = "random",
+    n_folds: int = N_FOLDS,
+    folds: str | Folds = "random",
     groups=None,
     n_actions: int | None = None,
     pool_contexts: bool = False,
@@ -328,9 +329,9 @@ def round_estimates(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         (its columns but the constant); None: q̂(x, a).
     n_folds : int
         Cross-fitting folds K >= 2.
-    folds : {"random", "blocked"}
+    folds : {"random", "blocked"} or Folds
         How rounds are split (:mod:`pyprog.offpolicy.crossfit` says why random is the
-        default).
+        default; :mod:`pyprog.timeseries.splits` holds the objects).
     groups : array_like, shape (n,), optional
         For "snis": normalise the weights within each group (e.g. day or week bins).
     n_actions : int, optional

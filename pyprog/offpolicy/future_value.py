@@ -45,6 +45,7 @@ from pyprog.logs.rounds import check_rounds, policy_action_dist
 from pyprog.logs.times import as_days
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.timeseries.features import PeriodBlocks, check_time_feature, checked_labels, one_hot
+from pyprog.timeseries.splits import N_FOLDS, Folds
 
 __all__ = ["DEFAULT_BLOCKS", "OPFVResult", "opfv", "opfv_select"]
 
@@ -145,8 +146,8 @@ def opfv(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     time_feature,
     n_actions: int,
     reward_model=None,
-    n_folds: int = 5,
-    folds: str = "random",
+    n_folds: int = N_FOLDS,
+    folds: str | Folds = "random",
     random_state=None,
 ) -> OPFVResult:
     """OPFV with a known time feature φ: V̂(t') for each target time t'.
@@ -171,7 +172,8 @@ def opfv(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         f̂; default :class:`~pyprog.offpolicy.reward_model.ActionRidge`.
     n_folds : int
         Cross-fitting folds K >= 2.
-    folds : {"random", "blocked"}
+    folds : {"random", "blocked"} or Folds
+        How rounds are split (:mod:`pyprog.timeseries.splits`).
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -219,8 +221,8 @@ def opfv_select(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     candidates=None,
     kappa: float = 2.0,
     reward_model=None,
-    n_folds: int = 5,
-    folds: str = "random",
+    n_folds: int = N_FOLDS,
+    folds: str | Folds = "random",
     random_state=None,
 ) -> OPFVResult:
     """OPFV with φ chosen from the data for each target, by Lepski's rule (module docstring).

@@ -14,6 +14,10 @@ rounds' pseudo-outcomes) that they see only as numbers, weights and times. What 
   standard error;
 * :func:`~pyprog.timeseries.least_squares.leverages` and HC2 residuals
   (:mod:`.least_squares`), shared by both paths' intervals;
+* splitters as objects (:mod:`.splits`), in the manner of scikit-learn's
+  ``TimeSeriesSplit``: :class:`RollingOrigin` (backtest origins, the episode path's
+  selection) and :class:`RandomFolds` / :class:`BlockedFolds` (cross-fitting, the rounds
+  path's reward model);
 * :class:`IntervalResult` (:mod:`.interval_results`): what every result with an interval
   shares, on both paths, and the default levels :data:`INTERVAL_ALPHA` (a forecast's
   two-sided interval) and :data:`TEST_ALPHA` (a one-sided test);
@@ -27,6 +31,7 @@ from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.features import Crossed, DayOfWeek, PeriodBlocks
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA, TEST_ALPHA, IntervalResult
 from pyprog.timeseries.models import TimeForecast, time_forecast
+from pyprog.timeseries.splits import BlockedFolds, Folds, RandomFolds, RollingOrigin, Splitter
 from pyprog.timeseries.terms import (
     Blocks,
     Season,
@@ -44,13 +49,18 @@ from pyprog.timeseries.terms import (
 __all__ = [
     "INTERVAL_ALPHA",
     "TEST_ALPHA",
+    "BlockedFolds",
     "Blocks",
     "Crossed",
     "DayOfWeek",
+    "Folds",
     "ForecastError",
     "IntervalResult",
     "PeriodBlocks",
+    "RandomFolds",
+    "RollingOrigin",
     "Season",
+    "Splitter",
     "Step",
     "Term",
     "TimeForecast",

@@ -9,7 +9,9 @@ float64 days since 1970-01-01 UTC, or, for the episode logs' timestamps, in
 * :func:`utc_dates` — dates with a time zone as naive UTC;
 * :func:`as_days` — an array of numbers or dates as days, any year NumPy holds;
 * :func:`time_values` — a time column (also ISO-8601 strings and ``datetime.date``);
-* :func:`time_point`, :func:`target_time` — one time (a forecast's target) as days.
+* :func:`time_point`, :func:`target_time` — one time (a forecast's target) as days;
+* :func:`forecast_targets` — a forecast's ``at=`` / ``over=`` targets, checked to lie after
+  the log (:func:`many_targets`: whether ``at`` holds several).
 
 Dates with a time zone are converted to UTC; naive dates are taken as UTC.
 """
@@ -30,6 +32,8 @@ __all__ = [
     "AmbiguousDate",
     "as_days",
     "fits_ns",
+    "forecast_targets",
+    "many_targets",
     "parse_time_text",
     "parse_utc",
     "target_time",
@@ -327,3 +331,66 @@ def target_time(name: str, value) -> float:
         raise ValueError(
             f"{name} must be a number (days), a date or an ISO-8601 string; got {shorten(value)}"
         ) from None
+
+
+def many_targets(at, over) -> bool:
+    """Whether ``at`` is a sequence of targets; exactly one of ``at`` and ``over`` is given.
+
+    Examples
+    --------
+    >>> many_targets([400.0, 430.0], None), many_targets("2024-06-01", None)
+    (True, False)
+    """
+    if (at is None) == (over is None):
+        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
+    # a sequence of targets: a list, an array, a pandas DatetimeIndex or Series (not 0-d)
+    many = at is not None and not isinstance(at, (str, bytes)) and np.ndim(at) == 1
+    if many and len(at) == 0:
+        raise ValueError("at must hold at least one time; got an empty sequence")
+    return many
+
+
+def forecast_targets(at, over, last: float) -> list[tuple]:
+    """The targets of a forecast after a log that ends at ``last``, as days.
+
+    Parameters
+    ----------
+    at : time or sequence of times, optional
+        A time (a number of days, a date, an ISO-8601 string) or several.
+    over : (time, time), optional
+        A window ``(t1, t2)``, ``t1 < t2``; exactly one of ``at`` and ``over``.
+    last : float
+        The log's last time (days); every target must lie after it.
+
+    Returns
+    -------
+    list of tuple
+        ``("at", t')`` for each time, or ``[("over", t1, t2)]``.
+
+    Examples
+    --------
+    >>> forecast_targets("1970-01-11", None, last=9.0)
+    [('at', 10.0)]
+    >>> forecast_targets(None, (10, 12), last=9.0)
+    [('over', 10.0, 12.0)]
+    """
+    many = many_targets(at, over)
+    if at is not None:
+        points = list(at) if many else [at]
+        names = [f"at[{i}]" for i in range(len(points))] if many else ["at"]
+        goals = [("at", target_time(k, p)) for k, p in zip(names, points, strict=True)]
+    else:
+        if not isinstance(over, (tuple, list)) or len(over) != 2:
+            raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
+        a, b = target_time("over[0]", over[0]), target_time("over[1]", over[1])
+        if not a < b:
+            raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
+        names, goals = ["over"], [("over", a, b)]
+    for name, goal in zip(names, goals, strict=True):
+        if goal[1] <= last:
+            what = "over must start" if goal[0] == "over" else f"{name} must be"
+            raise ValueError(
+                f"{what} after the log (a forecast): {goal[1]:g} <= the log's last time "
+                f"{last:g} (days since 1970-01-01 for dates)"
+            )
+    return goals

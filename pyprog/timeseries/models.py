@@ -37,11 +37,11 @@ from statistics import NormalDist
 import numpy as np
 
 from pyprog._ext.backend import kernels
-from pyprog.logs.times import as_days, time_point
+from pyprog.logs.times import as_days, forecast_targets, many_targets
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA, IntervalResult
 from pyprog.timeseries.least_squares import hc2_variances, leverages
 from pyprog.timeseries.terms import as_time_model
-from pyprog.utils.validation import check_alpha
+from pyprog.utils.validation import check_alpha, shorten
 
 __all__ = ["TimeForecast", "time_forecast"]
 
@@ -220,25 +220,12 @@ def _checked_units(y, times, weights) -> tuple[np.ndarray, np.ndarray, np.ndarra
 def _target_row(model, at, over, span: tuple[float, float], n_points: int):
     """x*, the model's row at the target (or its average over the window), and the target."""
     t0, t1 = span
-    if (at is None) == (over is None):
-        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
-    if at is not None:
-        ta = time_point("at", at)
-        if ta <= t1:
-            raise ValueError(
-                f"at must be after the log (a forecast): at = {ta:g} <= the last time {t1:g}"
-            )
-        return model.design(np.array([ta]), t0, t1)[0], ("at", ta)
-    if not isinstance(over, (tuple, list)) or len(over) != 2:
-        raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
-    a, b = time_point("over[0]", over[0]), time_point("over[1]", over[1])
-    if not a < b:
-        raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
-    if a <= t1:
-        raise ValueError(
-            f"over must start after the log (a forecast): t1 = {a:g} <= the last time {t1:g}"
-        )
-    return model.window(a, b, t0, t1, n_points), ("over", a, b)
+    if many_targets(at, over):
+        raise ValueError(f"at must be one time (a forecast per call); got {shorten(at)}")
+    (goal,) = forecast_targets(at, over, t1)
+    if goal[0] == "at":
+        return model.design(np.array([goal[1]]), t0, t1)[0], goal
+    return model.window(goal[1], goal[2], t0, t1, n_points), goal
 
 
 def _weighted_fit(model, t, w, yv, x_star) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

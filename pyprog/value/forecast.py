@@ -58,8 +58,7 @@ from pyprog.logs.columns import log_columns as _columns
 from pyprog.logs.columns import numbers_of as _numbers
 from pyprog.logs.rounds import check_action_dist, check_rounds, check_support, policy_action_dist
 from pyprog.logs.rounds_csv import read_rounds_csv
-from pyprog.logs.times import target_time as _target_time
-from pyprog.logs.times import time_values
+from pyprog.logs.times import forecast_targets, many_targets, time_values
 from pyprog.offpolicy.estimates import (
     ESTIMATORS,
     ROUND_ESTIMATORS,
@@ -271,13 +270,14 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)
-    many = _many_targets(at, over)
+    many = many_targets(at, over)
     columns = {"time": time, "context": context, "action": action, "reward": reward,
                "pscore": pscore}  # fmt: skip
     rounds, pi_log, n_actions = _rounds_of(frame, columns, policy, n_actions)
     kinds = _estimator_kinds(estimator)
     affine = _check_pooling(pool_contexts, reward_model)
-    goals = _goals(rounds.times, at, over, many, max_horizon)
+    goals = forecast_targets(at, over, float(rounds.times.max()))
+    _check_horizon(goals, rounds.times, max_horizon)
     t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
 
     # the reward model's time inputs; "auto": with and without, and the backtest chooses
@@ -309,17 +309,6 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     else:
         out = fit.forecasts(goals, estimates.every(at_log))
     return out if many else out[0]
-
-
-def _many_targets(at, over) -> bool:
-    """Whether ``at`` is a sequence of targets (then a list of forecasts is returned)."""
-    if (at is None) == (over is None):
-        raise ValueError("give exactly one of at= (a time) and over= (a window (t1, t2))")
-    # a sequence of targets: a list, an array, a pandas DatetimeIndex or Series (not 0-d)
-    many = at is not None and not isinstance(at, (str, bytes)) and np.ndim(at) == 1
-    if many and len(at) == 0:
-        raise ValueError("at must hold at least one time; got an empty sequence")
-    return many
 
 
 def _rounds_of(frame, columns: dict, policy, n_actions):
@@ -384,42 +373,24 @@ def _check_pooling(pool_contexts, reward_model) -> bool:
     return affine
 
 
-def _goals(times: np.ndarray, at, over, many: bool, max_horizon) -> list[tuple]:
-    """The targets, ``("at", t')`` or ``("over", t1, t2)``, each after the log and within
-    the horizon a model chosen on the log can be checked for."""
+def _check_horizon(goals: list[tuple], times: np.ndarray, max_horizon) -> None:
+    """Each target within the horizon a model chosen on the log can be checked for."""
     t_first, t_last = float(times.min()), float(times.max())
     span = t_last - t_first
     limit = span if max_horizon is None else float(max_horizon)
-    if over is not None:
-        if not isinstance(over, (tuple, list)) or len(over) != 2:
-            raise ValueError(f"over must be a pair (t1, t2); got {over!r}")
-        a, b = _target_time("over[0]", over[0]), _target_time("over[1]", over[1])
-        if not a < b:
-            raise ValueError(f"over must have t1 < t2; got ({a:g}, {b:g})")
-        goals = [("over", a, b)]
-    else:
-        points = list(at) if many else [at]
-        names = [f"at[{i}]" for i in range(len(points))] if many else ["at"]
-        goals = [("at", _target_time(k, p)) for k, p in zip(names, points, strict=True)]
     for goal in goals:
-        start, end = goal[1], goal[-1]
-        if start <= t_last:
-            raise ValueError(
-                f"{goal[0]} must be after the log (a forecast): {start:g} <= the last round's "
-                f"time {t_last:g} (days since 1970-01-01 for dates)"
-            )
-        if end - t_last > limit and max_horizon is not None:
+        ahead = goal[-1] - t_last
+        if ahead > limit and max_horizon is not None:
             raise ForecastError(
-                f"the target is {end - t_last:.4g} days after the log's end, beyond "
+                f"the target is {ahead:.4g} days after the log's end, beyond "
                 f"max_horizon={limit:g} days"
             )
-        if end - t_last > limit:
+        if ahead > limit:
             raise ForecastError(
-                f"the target is {end - t_last:.4g} days after the log's end, but the log "
+                f"the target is {ahead:.4g} days after the log's end, but the log "
                 f"covers {span:.4g} days: a model chosen on a log cannot be checked further "
                 f"ahead than the log is long. Pass max_horizon= to forecast anyway"
             )
-    return goals
 
 
 @dataclass(frozen=True)

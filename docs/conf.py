@@ -81,6 +81,7 @@ API_MODULES = {
         "pyprog.timeseries.least_squares",
         "pyprog.timeseries.models",
         "pyprog.timeseries.interval_results",
+        "pyprog.timeseries.splits",
     ],
     "logs": [
         "pyprog.logs",
@@ -164,6 +165,7 @@ API_MODULES = {
         "pyprog.utils.figures",
         "pyprog.utils.machine",
         "pyprog.utils.moved",
+        "pyprog.utils.lazy",
     ],
     "_ext": [
         "pyprog._ext.backend",

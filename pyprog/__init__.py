@@ -17,12 +17,12 @@ of the environments with Gymnasium.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyprog._ext.backend import backend
 from pyprog._version import __version__
 from pyprog.envs import register_envs as _register_envs  # noqa: F401  (registers the envs)
+from pyprog.utils.lazy import lazy_names
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from pyprog.envs.diabetes.parameters import basal_rate
@@ -61,7 +61,7 @@ _SOURCES = {
     "pyprog.timeseries.errors": ("ForecastError",),
     "pyprog.value.forecast": ("ValueForecast", "forecast_value"),
 }  # fmt: skip
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+__getattr__, __dir__ = lazy_names(__name__, _SOURCES)
 
 __all__ = [
     "BASES",
@@ -106,17 +106,3 @@ __all__ = [
     "time_basis",
     "time_index",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use (then kept here)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pyprog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -18,12 +18,31 @@ May import :mod:`pyprog.utils` and :mod:`pyprog._ext` only. Every check raises a
 line or the row, and what is allowed.
 """
 
-from pyprog.logs.episodes import EpisodeIdWarning, LogFormatError, Logs
-from pyprog.logs.episodes_csv import read_logs
-from pyprog.logs.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
-from pyprog.logs.rounds import Rounds, check_rounds
-from pyprog.logs.rounds_csv import read_rounds_csv
-from pyprog.logs.times import as_days, parse_utc
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyprog.utils.lazy import lazy_names
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from pyprog.logs.episodes import EpisodeIdWarning, LogFormatError, Logs
+    from pyprog.logs.episodes_csv import read_logs
+    from pyprog.logs.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
+    from pyprog.logs.rounds import Rounds, check_rounds
+    from pyprog.logs.rounds_csv import read_rounds_csv
+    from pyprog.logs.times import as_days, parse_utc
+
+#: The module that defines each public name, imported on first use: a path that reads
+#: rounds does not load the episode readers.
+_SOURCES = {
+    "pyprog.logs.episodes": ("EpisodeIdWarning", "LogFormatError", "Logs"),
+    "pyprog.logs.episodes_csv": ("read_logs",),
+    "pyprog.logs.readers": ("from_minari", "from_obp", "from_scope_rl", "read_obd_csv"),
+    "pyprog.logs.rounds": ("Rounds", "check_rounds"),
+    "pyprog.logs.rounds_csv": ("read_rounds_csv",),
+    "pyprog.logs.times": ("as_days", "parse_utc"),
+}
+__getattr__, __dir__ = lazy_names(__name__, _SOURCES)
 
 __all__ = [
     "EpisodeIdWarning",

@@ -54,7 +54,9 @@ def reward_features(context: np.ndarray, time_onehot: np.ndarray | None) -> np.n
 
 
 def fold_ids(times: np.ndarray, n_folds: int, folds, rng: np.random.Generator):
-    """Each round's fold, shape (n,) int in [0, n_folds) (:meth:`.Folds.fold_ids`).
+    """Each round's fold, shape (n,) int in [0, n_folds).
+
+    The work is :meth:`pyprog.timeseries.Folds.fold_ids`'s.
 
     Examples
     --------

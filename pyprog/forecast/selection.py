@@ -371,10 +371,7 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     n = len(ys)
     if n > blocks.LARGE_N:
         return _block_errors(c, ys, ws, delta, weighted)
-    for origins in (
-        RollingOrigin(delta, MAX_ERROR_ORIGINS).origins(n),
-        RollingOrigin(delta).origins(n),
-    ):
+    for origins in _error_origins(n, delta):
         try:
             rows = _backtest_rows(c, origins, delta, n, ws if weighted else None)
             break
@@ -395,10 +392,7 @@ def chosen_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
 def _block_errors(c: Forecaster, ys, ws, delta: int, weighted: bool):
     """:func:`chosen_errors` of a long log, the forecasts from block moments."""
     n = len(ys)
-    for origins in (
-        RollingOrigin(delta, MAX_ERROR_ORIGINS).origins(n),
-        RollingOrigin(delta).origins(n),
-    ):
+    for origins in _error_origins(n, delta):
         fits = blocks.BlockFits([c], n, delta, origins, ws if weighted else np.ones(n))
         if fits.ok.all():
             break

@@ -276,9 +276,9 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     rounds, pi_log, n_actions = _rounds_of(frame, columns, policy, n_actions)
     kinds = _estimator_kinds(estimator)
     affine = _check_pooling(pool_contexts, reward_model)
-    goals = forecast_targets(at, over, float(rounds.times.max()))
-    _check_horizon(goals, rounds.times, max_horizon)
     t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
+    goals = forecast_targets(at, over, t_last)
+    _check_horizon(goals, rounds.times, max_horizon)
 
     # the reward model's time inputs; "auto": with and without, and the backtest chooses
     # (on a thousand rounds that do not drift, their noise outweighs what they explain)

@@ -96,8 +96,11 @@ def analyse(obd: str | os.PathLike, *, n_boot: int = 2000) -> dict:
         source="BTS log, days 1-6",
     )
     delta = int((days == last).sum())  # forecast the mean over the last day's rows
+    # 95 % intervals, as the daily estimates beside them (a forecast's default is 90 %)
     forecasts = {
-        basis: pyprog.forecast_logs(past, delta=delta, basis=basis, n_boot=n_boot, random_state=0)
+        basis: pyprog.forecast_logs(
+            past, delta=delta, basis=basis, alpha=0.05, n_boot=n_boot, random_state=0
+        )
         for basis in ("auto", "linear")
     }
     return {

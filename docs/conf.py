@@ -64,6 +64,7 @@ API_MODULES = {
         "pyprog.value.candidates",
         "pyprog.value.reml",
         "pyprog.value.averaging",
+        "pyprog.value.plot",
     ],
     "offpolicy": [
         "pyprog.offpolicy",
@@ -72,6 +73,7 @@ API_MODULES = {
         "pyprog.offpolicy.crossfit",
         "pyprog.offpolicy.estimates",
         "pyprog.offpolicy.future_value",
+        "pyprog.offpolicy.support",
     ],
     "timeseries": [
         "pyprog.timeseries",

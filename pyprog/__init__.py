@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from pyprog.learn.learners import FTRLPG, ONPG, Learner, ProOLS, ProWLS
     from pyprog.learn.policies import GaussianPolicy, Policy, SoftmaxLinear, SoftmaxMLP
     from pyprog.offpolicy.episodes import PDISResult, discounted_returns, episode_ratios, pdis
+    from pyprog.offpolicy.support import SupportWarning
     from pyprog.runner.loop import RunResult, run
     from pyprog.stats.summary import surrogate_regret
     from pyprog.timeseries.errors import ForecastError
@@ -56,6 +57,7 @@ _SOURCES = {
     "pyprog.learn.learners": ("FTRLPG", "ONPG", "Learner", "ProOLS", "ProWLS"),
     "pyprog.learn.policies": ("GaussianPolicy", "Policy", "SoftmaxLinear", "SoftmaxMLP"),
     "pyprog.offpolicy.episodes": ("PDISResult", "discounted_returns", "episode_ratios", "pdis"),
+    "pyprog.offpolicy.support": ("SupportWarning",),
     "pyprog.runner.loop": ("RunResult", "run"),
     "pyprog.stats.summary": ("surrogate_regret",),
     "pyprog.timeseries.errors": ("ForecastError",),
@@ -83,6 +85,7 @@ __all__ = [
     "Selection",
     "SoftmaxLinear",
     "SoftmaxMLP",
+    "SupportWarning",
     "ValueForecast",
     "__version__",
     "backend",

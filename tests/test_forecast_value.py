@@ -253,7 +253,7 @@ def test_cli_forecasts_the_value_at_a_date(tmp_path, capsys):
                  "--json", str(out_json), "--alpha", "0.1"])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert "value of the policy at 1971-02-01" in printed and "90% prediction" in printed
+    assert "1971-02-01" in printed and "90% prediction" in printed and "support: ESS" in printed
     summary = json.loads(out_json.read_text())
     direct = forecast_value(path, "pi_", at="1971-02-01")
     assert summary["value"] == pytest.approx(direct.value)

@@ -139,41 +139,25 @@ def _in_lines(message: str, path: str, lines) -> str:
 
 
 def _value_cmd(args: argparse.Namespace) -> int:
-    """``--time``: the value of a policy at a date, from timestamped rounds."""
-    import datetime as dt
+    """``--time``: the value of a policy at dates (or over a window), from timestamped rounds."""
+    _check_value_options(args)
+    from pyprog.value.forecast import forecast_value  # after the checks: errors come at once
 
-    if (args.at is None) == (args.over is None):
-        raise ValueError("with --time, give exactly one of --at DATE and --over START END")
-    if args.plot:
-        raise ValueError("--plot: not available with --time yet; use --json and plot the numbers")
-    _check_files(args)
-    _check_output("--json", args.json)
-    episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
-                    "--d": args.d is not None, "--candidates": args.candidates is not None,
-                    "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf"),
-                    "--n-boot": args.n_boot is not None,
-                    "--safety-alpha": args.safety_alpha is not None}  # fmt: skip
-    unused = [option for option, set_ in episode_only.items() if set_]
-    if unused:  # not silently ignored
-        raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
+    columns, lines = _read_rounds(args)
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
-    context = None if args.context in ("", "none") else names(args.context)
-    from pyprog.logs.rounds_csv import read_rounds  # after the checks: errors come at once
-    from pyprog.value.forecast import forecast_value
-
-    columns, lines = read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
-    at = None if args.at is None else _target(args.at, args.compact_dates)
+    at = None if args.at is None else [_target(t, args.compact_dates) for t in args.at]
+    at = at[0] if at is not None and len(at) == 1 else at  # one target: "--at" in messages
     over = None if args.over is None else tuple(_target(t, args.compact_dates) for t in args.over)
     alpha = _default("alpha", forecast_value) if args.alpha is None else args.alpha
     try:
-        result = _one_line_warnings(
+        results = _one_line_warnings(
             forecast_value,
             log=columns,
             policy=names(args.policy),
             at=at,
             over=over,
             time=args.time,
-            context=context,
+            context=None if args.context in ("", "none") else names(args.context),
             action=args.action,
             reward=args.reward,
             pscore=args.pscore,
@@ -185,31 +169,88 @@ def _value_cmd(args: argparse.Namespace) -> int:
             random_state=args.seed,
         )
     except ValueError as exc:  # ForecastError too
-        raise type(exc)(_in_lines(str(exc), args.logs, lines)) from None
-    summary = result.as_dict()
+        raise type(exc)(_in_lines(_nth_target(str(exc), args.at), args.logs, lines)) from None
+    results = results if isinstance(results, list) else [results]
+    _print_values(args, results, alpha)
+    if args.plot:
+        from pyprog.value.plot import plot_value_forecasts
 
-    def date(days: float) -> str:
-        stamp = dt.datetime(1970, 1, 1) + dt.timedelta(days=days)
-        return stamp.isoformat(timespec="minutes") + "Z"
+        try:
+            plot_value_forecasts(results, args.plot)
+        except OSError as exc:
+            raise ValueError(f"cannot write --plot {args.plot}: {exc.strerror or exc}") from None
+    if args.json:
+        givens = args.at if args.at is not None else [args.over[0]]
+        summaries = [
+            _value_summary(g, r, args.compact_dates) for g, r in zip(givens, results, strict=True)
+        ]
+        _write_json(args.json, summaries[0] if len(summaries) == 1 else summaries)
+    return 0
 
-    when = f"at {args.at}" if args.at is not None else f"over {args.over[0]} to {args.over[1]}"
+
+def _nth_target(message: str, given: list | None) -> str:
+    """The library's ``at[i]`` (of several targets) as the ``--at`` value it was given."""
+    import re
+
+    if not given:
+        return message
+    return re.sub(r"\bat\[(\d+)\]", lambda m: f"--at {given[int(m.group(1))]}", message)
+
+
+def _check_value_options(args: argparse.Namespace) -> None:
+    """``--time``'s options: a target, outputs that can be written, no episode option."""
+    if (args.at is None) == (args.over is None):
+        raise ValueError(
+            "with --time, give exactly one of --at DATE [DATE ...] and --over START END"
+        )
+    _check_files(args)
+    _check_output("--json", args.json)
+    _check_output("--plot", args.plot)
+    episode_only = {"--delta": args.delta != 1, "--basis": args.basis != "auto",
+                    "--d": args.d is not None, "--candidates": args.candidates is not None,
+                    "--gamma": args.gamma != 1.0, "--clip": args.clip != float("inf"),
+                    "--n-boot": args.n_boot is not None,
+                    "--safety-alpha": args.safety_alpha is not None}  # fmt: skip
+    unused = [option for option, set_ in episode_only.items() if set_]
+    if unused:  # not silently ignored
+        raise ValueError(f"{', '.join(unused)}: for logs of episodes, not with --time (rounds)")
+
+
+def _read_rounds(args: argparse.Namespace) -> tuple:
+    """The log's columns and each row's line in the file (for messages)."""
+    from pyprog.logs.rounds_csv import read_rounds
+
+    return read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
+
+
+def _print_values(args: argparse.Namespace, results: list, alpha) -> None:
+    """One line on the log, one row per target, and the support's diagnostics."""
+    first = results[0]
     level = f"{(1 - alpha) * 100:.12g}%"
     print(
-        f"{args.logs}: {result.n_rounds} rounds in {result.n_bins} days; value of the policy "
-        f"{when} ({result.horizon:.4g} days after the log; {level} {result.interval} "
-        f"interval)"
+        f"{args.logs}: {first.n_rounds} rounds in {first.n_bins} days; value of the policy "
+        f"({level} {first.interval} interval; days after the log's end)"
     )
-    print(f"{'':<6} {'forecast':>11} {'low':>11} {'high':>11}  top model, estimator")
-    print(
-        f"{'value':<6} {result.value:>11.5g} {result.low:>11.5g} {result.high:>11.5g}  "
-        f"{result.model}, {result.estimator}"
-    )
-    given = args.at if args.at is not None else args.over[0]
-    if _is_date(given, args.compact_dates):  # say which UTC instant the number is about
-        summary["target_utc"] = [date(v) for v in result.target[1:]]
-    if args.json:
-        _write_json(args.json, summary)
-    return 0
+    print(f"{'target':<24} {'ahead':>7} {'forecast':>11} {'low':>11} {'high':>11}")
+    targets = args.at if args.at is not None else [f"{args.over[0]} to {args.over[1]}"]
+    for given, r in zip(targets, results, strict=True):
+        print(f"{given:<24} {r.horizon:>7.4g} {r.value:>11.5g} {r.low:>11.5g} {r.high:>11.5g}")
+    print(f"top model {first.model}, estimator {first.estimator}")
+    if first.support is not None:
+        print(f"support: {first.support}")
+
+
+def _value_summary(given: str, result, compact_dates: str | None) -> dict:
+    """``--json`` for one target: the result's dict, with the UTC instant of a date target."""
+    import datetime as dt
+
+    summary = result.as_dict()
+    if _is_date(given, compact_dates):  # say which UTC instant the number is about
+        stamp = lambda days: dt.datetime(1970, 1, 1) + dt.timedelta(days=days)  # noqa: E731
+        summary["target_utc"] = [
+            stamp(v).isoformat(timespec="minutes") + "Z" for v in result.target[1:]
+        ]
+    return summary
 
 
 def _is_date(text: str, compact_dates: str | None) -> bool:
@@ -386,7 +427,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the time column (numbers in days, or ISO-8601 dates): LOGS.csv holds one row "
         "per round; forecast the policy's value --at a date or --over a window",
     )  # fmt: skip
-    tv.add_argument("--at", default=None, help="target date (e.g. 2024-03-01) or day number")
+    tv.add_argument(
+        "--at", default=None, nargs="+", action="extend", metavar="DATE",
+        help="target dates (e.g. 2024-03-01 2024-04-01) or day numbers: one fit, one row each",
+    )  # fmt: skip
     tv.add_argument("--over", nargs=2, default=None, metavar=("START", "END"), help="window")
     tv.add_argument(
         "--policy", default="pi_",

@@ -11,6 +11,9 @@ The layer beneath both forecasting paths (:mod:`pyprog.forecast` for episodes,
   the reward model cross-fitted (:mod:`.estimates`, :mod:`.crossfit`); the default reward
   model :class:`ActionRidge` is a NumPy ridge regression with its penalty chosen by
   generalised cross-validation (:mod:`.reward_model`);
+* :func:`support_diagnostics` — how well a log supports π_e: the importance weights'
+  effective sample size, the largest weight's share, π_e's mass where π₀ rarely acts
+  (:mod:`.support`, :class:`Support`, :class:`SupportWarning`);
 * :func:`opfv`, :func:`opfv_select` — Shimizu et al.'s (KDD 2025) estimator of the value at
   a future time, with a known time feature or one chosen from the data (:mod:`.future_value`).
 
@@ -23,6 +26,7 @@ from pyprog.offpolicy.episodes import PDISResult, discounted_returns, episode_ra
 from pyprog.offpolicy.estimates import ESTIMATORS, RoundEstimates, round_estimates
 from pyprog.offpolicy.future_value import DEFAULT_BLOCKS, OPFVResult, opfv, opfv_select
 from pyprog.offpolicy.reward_model import ActionRidge
+from pyprog.offpolicy.support import Support, SupportWarning, support_diagnostics
 from pyprog.utils.moved import moved
 
 __all__ = [
@@ -33,6 +37,8 @@ __all__ = [
     "OPFVResult",
     "PDISResult",
     "RoundEstimates",
+    "Support",
+    "SupportWarning",
     "cross_fit",
     "discounted_returns",
     "episode_ratios",
@@ -40,6 +46,7 @@ __all__ = [
     "opfv_select",
     "pdis",
     "round_estimates",
+    "support_diagnostics",
 ]
 
 # the names this package held before issue 49's layout: they warn, and go in pyprog 0.3

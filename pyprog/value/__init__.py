@@ -21,7 +21,9 @@ term's sampling error).
 * :mod:`.averaging` — :class:`TermEffect`, a candidate's term with one variance;
   :class:`ModelAverage`: Bayesian model averaging of the candidates,
   prediction intervals from the mixture of their predictives, a blocked-CV score;
-  :func:`drifts`, whether values drift in time (a Bayes factor against the constant).
+  :func:`drifts`, whether values drift in time (a Bayes factor against the constant);
+* :mod:`.plot` — :func:`~pyprog.value.plot.plot_value_forecasts`, what
+  :meth:`ValueForecast.plot <pyprog.ValueForecast.plot>` draws.
 
 May import :mod:`pyprog.offpolicy`, :mod:`pyprog.timeseries`, :mod:`pyprog.logs`,
 :mod:`pyprog.utils` and :mod:`pyprog._ext`; not its sibling :mod:`pyprog.forecast`. The

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +66,7 @@ from pyprog.offpolicy.estimates import (
     RoundEstimates,
     round_estimates,
 )
+from pyprog.offpolicy.support import Support, support_diagnostics, warn_support
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA, IntervalResult
 from pyprog.timeseries.terms import TimeModel, as_time_model
@@ -115,6 +117,16 @@ class ValueForecast(IntervalResult):
         (the models' mean there, without the day's own deviation).
     weights : dict
         Every candidate's weight in the average (they sum to 1).
+    support : Support or None
+        The importance weights' diagnostics (:class:`~pyprog.offpolicy.support.Support`:
+        effective sample size, the largest weight's share, π_e's mass where π₀ rarely
+        acts, rounds per bin); a :class:`~pyprog.offpolicy.support.SupportWarning` says
+        when they are poor.
+    average : ModelAverage or None
+        The model average the forecast came from (its bins, candidates and weights):
+        what :meth:`plot` draws.
+    dated : bool
+        Whether the log's times were dates (the plot's axis reads them as dates).
     """
 
     value: float
@@ -130,6 +142,9 @@ class ValueForecast(IntervalResult):
     se: float
     interval: str = "prediction"
     weights: dict = field(default_factory=dict, repr=False)
+    support: Support | None = field(default=None, repr=False)
+    average: ModelAverage | None = field(default=None, repr=False, compare=False)
+    dated: bool = field(default=False, repr=False)
 
     def as_dict(self) -> dict:
         """A JSON-ready summary (dates as days since 1970-01-01 UTC)."""
@@ -143,7 +158,18 @@ class ValueForecast(IntervalResult):
             "n_bins": self.n_bins,
             "se": self.se,
             "interval": self.interval,
+            "support": None if self.support is None else self.support.as_dict(),
         }
+
+    def plot(self, path: str | os.PathLike | None = None):
+        """The daily estimates with their noise, the model in time, and the forecast with
+        its band out to the target (a matplotlib Figure, saved as PNG at ``path``).
+
+        See :func:`pyprog.value.plot.plot_value_forecasts`, which draws several targets.
+        """
+        from pyprog.value.plot import plot_value_forecasts
+
+        return plot_value_forecasts([self], path)
 
     def __str__(self) -> str:
         interval = "" if self.low is None else " " + self.interval_text(self.interval)
@@ -273,7 +299,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     many = many_targets(at, over)
     columns = {"time": time, "context": context, "action": action, "reward": reward,
                "pscore": pscore}  # fmt: skip
-    rounds, pi_log, n_actions = _rounds_of(frame, columns, policy, n_actions)
+    rounds, pi_log, n_actions, dated = _rounds_of(frame, columns, policy, n_actions)
     kinds = _estimator_kinds(estimator)
     affine = _check_pooling(pool_contexts, reward_model)
     t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
@@ -290,7 +316,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         random_state,
     )  # fmt: skip
     fit = _Fit(None if candidates is None else [_as_model(m) for m in candidates], alpha, interval,
-               bin_width, t_last, rounds.n)  # fmt: skip
+               bin_width, t_last, rounds.n, dated)  # fmt: skip
 
     # π_e at the logged contexts: at the log's own times, and, for a callable that acts
     # differently at some target, at each target's time (one set of estimates per target)
@@ -304,17 +330,25 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
         at_log = check_support(at_log, rounds)
         varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
+
+    def forecasts(group: list, dist: np.ndarray) -> list[ValueForecast]:
+        support = support_diagnostics(dist, rounds, bin_width)
+        warn_support(support, stacklevel=4)  # the caller's line, past renamed_arguments
+        return fit.forecasts(group, estimates.every(dist), support)
+
     if varying:  # π_e as it will act at each target
-        out = [fit.forecasts([g], estimates.every(policy_at(g)))[0] for g in goals]
+        out = [forecasts([g], policy_at(g))[0] for g in goals]
     else:
-        out = fit.forecasts(goals, estimates.every(at_log))
+        out = forecasts(goals, at_log)
     return out if many else out[0]
 
 
 def _rounds_of(frame, columns: dict, policy, n_actions):
-    """The log's rounds in their canonical order, π_e at them (None for a callable) and A."""
+    """The log's rounds in their canonical order, π_e at them (None for a callable), A, and
+    whether the times were dates."""
     time = columns["time"]
-    times = time_values(_column(frame, time, "time"), name=f"time column {time!r}")
+    raw = _column(frame, time, "time")
+    times = time_values(raw, name=f"time column {time!r}")
     ctx_names = [] if columns["context"] is None else _names(frame, columns["context"], "context")
     ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
     acts = np.asarray(_column(frame, columns["action"], "action"))
@@ -323,7 +357,8 @@ def _rounds_of(frame, columns: dict, policy, n_actions):
     pi_log, n_actions = _policy_columns(frame, policy, n_actions, rews.shape[0])
     rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
     order = rounds.canonical_order()  # a shuffled log gives the same forecast
-    return rounds.take(order), (None if pi_log is None else pi_log[order]), n_actions
+    pi_log = None if pi_log is None else pi_log[order]
+    return rounds.take(order), pi_log, n_actions, np.asarray(raw).dtype.kind not in "biuf"
 
 
 def _policy_columns(frame, policy, n_actions, n: int):
@@ -446,8 +481,11 @@ class _Fit:
     bin_width: float
     t_last: float
     n: int
+    dated: bool
 
-    def forecasts(self, group: list, estimates_by_kind: dict) -> list[ValueForecast]:
+    def forecasts(
+        self, group: list, estimates_by_kind: dict, support: Support
+    ) -> list[ValueForecast]:
         # the estimator whose bins a few broad shrunk models predict best in held-out
         # stretches (all estimate the same V_t, so the lower error is the lower noise)
         bins = {k: _bins(est, self.bin_width) for k, est in estimates_by_kind.items()}
@@ -473,6 +511,9 @@ class _Fit:
                 se=float(sd[j]),
                 interval=self.interval,
                 weights=avg.weights,
+                support=support,
+                average=avg,
+                dated=self.dated,
             )
             for j, goal in enumerate(group)
         ]

@@ -23,6 +23,7 @@ import numpy as np
 
 import pyprog
 from pyprog.offpolicy import opfv_select
+from pyprog.value.plot import plot_value_forecasts
 
 # %%
 # A year of rounds
@@ -113,4 +114,16 @@ ax.set_xlabel("day of February 2024")
 ax.set_ylabel("value of π_e")
 ax.legend(fontsize=8, loc="best")
 fig.tight_layout()
+plt.show()
+
+# %%
+# What the forecast rests on, drawn
+# ---------------------------------
+# Each result keeps the importance weights' diagnostics (a ``SupportWarning`` says when
+# they are poor) and the model average it came from: ``plot`` draws the daily estimates
+# with their noise, the model in time and the band out to the targets (here four
+# Thursdays of February; ``pyprog forecast --time ... --plot f.png`` draws the same).
+
+print("support:", res[0].support)
+plot_value_forecasts(res[0::7])
 plt.show()

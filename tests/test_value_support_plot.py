@@ -153,7 +153,7 @@ def test_plot_draws_the_bins_the_model_and_each_target(tmp_path):
     assert left.get_xlabel() == "date (UTC)"
     labels = [t.get_text() for t in left.get_legend().get_texts()]
     assert any(s.startswith("model in time (") for s in labels)
-    assert "90% prediction band" in labels and "forecast and its interval" in labels
+    assert "90% prediction band, day by day" in labels and "forecast and its interval" in labels
     # one errorbar per bin and one per target; the targets' intervals are the results'
     bars = [c for c in left.containers if type(c).__name__ == "ErrorbarContainer"]
     assert len(bars) == 3
@@ -211,3 +211,41 @@ def test_cli_takes_several_targets_in_one_fit_and_draws_them(tmp_path, capsys):
     code = main(["forecast", str(path), "--time", "time", "--at", "2024-01-15", "2023-06-01"])
     err = capsys.readouterr().err
     assert code == 2 and "--at 2023-06-01 must be after the log" in err, err
+
+
+def test_cli_loads_a_policy_that_changes_with_time_from_a_file(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    from pyprog.cli.main import main
+
+    log, _ = readme_log(n=2000)
+    frame = pd.DataFrame(log)
+    frame["time"] = [str(s)[:19] for s in log["time"]]
+    path = tmp_path / "rounds.csv"
+    frame.to_csv(path, index=False)
+    source = tmp_path / "policy.py"
+    source.write_text(
+        "import numpy as np\n\n\n"
+        "def pi(context, times):  # action 1 from February 2024 (day 19754 since 1970)\n"
+        "    p1 = np.where(times < 19754.0, 0.5, 1.0)\n"
+        "    return np.column_stack([1 - p1, p1])\n"
+    )
+    out = tmp_path / "out.json"
+    code = main(["forecast", str(path), "--time", "time", "--at", "2024-03-01",
+                 "--policy", f"{source}:pi", "--json", str(out)])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    namespace: dict = {}
+    exec(source.read_text(), namespace)
+    direct = forecast_value(path, namespace["pi"], at="2024-03-01", n_actions=2)
+    assert json.loads(out.read_text())["value"] == pytest.approx(direct.value, rel=1e-12)
+    for policy, message in [
+        (f"{tmp_path / 'none.py'}:pi", "cannot load"),
+        (f"{source}:nope", "has no callable 'nope'"),
+        ("no_such_module_here:pi", "cannot load no_such_module_here (ModuleNotFoundError"),
+    ]:
+        code = main(["forecast", str(path), "--time", "time", "--at", "2024-03-01",
+                     "--policy", policy])  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and f"--policy {policy}: " in err and message in err, err
+    code = main(["forecast", str(path), "--time", "time", "--at", "2024-03-01",
+                 "--n-actions", "2"])  # fmt: skip
+    assert code == 2 and "--n-actions: only with --policy FILE.py:NAME" in capsys.readouterr().err

@@ -40,6 +40,7 @@ OPTION_NAMES = (
         "estimator": "--estimator",
         "policy": "--policy",
         "context": "--context",
+        "n_actions": "--n-actions",
     },
     ("forecast_logs", "nis_forecast", "nwis_forecast", "select_forecaster", "forecast_value"),
     {
@@ -145,6 +146,7 @@ def _value_cmd(args: argparse.Namespace) -> int:
 
     columns, lines = _read_rounds(args)
     names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
+    policy, n_actions = _policy(args.policy, args.n_actions, columns, args.action)
     at = None if args.at is None else [_target(t, args.compact_dates) for t in args.at]
     at = at[0] if at is not None and len(at) == 1 else at  # one target: "--at" in messages
     over = None if args.over is None else tuple(_target(t, args.compact_dates) for t in args.over)
@@ -153,7 +155,8 @@ def _value_cmd(args: argparse.Namespace) -> int:
         results = _one_line_warnings(
             forecast_value,
             log=columns,
-            policy=names(args.policy),
+            policy=names(policy) if isinstance(policy, str) else policy,
+            n_actions=n_actions,
             at=at,
             over=over,
             time=args.time,
@@ -186,6 +189,58 @@ def _value_cmd(args: argparse.Namespace) -> int:
         ]
         _write_json(args.json, summaries[0] if len(summaries) == 1 else summaries)
     return 0
+
+
+def _policy(text: str, n_actions: int | None, columns, action: str) -> tuple:
+    """``--policy``: columns (a prefix or a list), or ``FILE.py:NAME`` / ``MODULE:NAME``, a
+    callable ``policy(context, times) -> (n, A)`` (A from ``--n-actions``, or the log's
+    largest action + 1)."""
+    if ":" not in text or text.endswith(":"):
+        if n_actions is not None:
+            raise ValueError("--n-actions: only with --policy FILE.py:NAME or MODULE:NAME")
+        return text, None
+    fn = _load_callable(text)
+    if n_actions is None:
+        import numpy as np
+
+        acts = np.asarray(columns[action]) if action in columns else np.zeros(0)
+        if acts.size == 0 or acts.dtype.kind not in "biuf":
+            raise ValueError(
+                f"--n-actions: give it with --policy {text} (the log's {action!r} column "
+                "cannot say how many actions there are)"
+            )
+        n_actions = int(np.max(acts)) + 1
+    return fn, n_actions
+
+
+def _load_callable(text: str):
+    """``FILE.py:NAME`` or ``MODULE:NAME`` as the callable it names (ValueError otherwise)."""
+    import importlib
+    import importlib.util
+
+    where, name = text.rsplit(":", 1)
+    try:
+        if where.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(
+                f"_pyprog_policy_{abs(hash(where))}", where
+            )
+            if spec is None or not os.path.isfile(where):
+                raise FileNotFoundError(f"no file {where}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except Exception as exc:  # the user's code: whatever it raises, say where it came from
+        raise ValueError(
+            f"--policy {text}: cannot load {where} ({type(exc).__name__}: {exc})"
+        ) from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ValueError(
+            f"--policy {text}: {where} has no callable {name!r} (a policy(context, times) "
+            "-> (n, n_actions) function)"
+        )
+    return fn
 
 
 def _nth_target(message: str, given: list | None) -> str:
@@ -435,11 +490,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tv.add_argument(
         "--policy", default="pi_",
         help="columns of the evaluation policy's action probabilities: a prefix (default "
-        "'pi_': pi_0, pi_1, ...) or a comma-separated list",
+        "'pi_': pi_0, pi_1, ...) or a comma-separated list; or FILE.py:NAME / MODULE:NAME, "
+        "a function policy(context, times) -> (n, n_actions), also evaluated at the target",
     )  # fmt: skip
     tv.add_argument(
         "--context", default="x",
         help="context columns: a prefix (default 'x': x0, x1, ...), a list, or 'none'",
+    )  # fmt: skip
+    tv.add_argument(
+        "--n-actions", type=int, default=None,
+        help="with --policy FILE.py:NAME: the number of actions (default: the log's largest "
+        "action + 1)",
     )  # fmt: skip
     tv.add_argument("--action", default="action", help="logged action column (action)")
     tv.add_argument("--reward", default="reward", help="reward column (reward)")

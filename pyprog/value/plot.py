@@ -3,8 +3,9 @@
 :func:`plot_value_forecasts` draws what :func:`pyprog.forecast_value` computed, from the
 model average each :class:`~pyprog.ValueForecast` keeps: each bin's mean estimate with its
 noise (± the interval's quantile times the bin's noise sd), the models' mean in time across
-the log, and, from the log's end to each target, the prediction band of the value on a day
-(for a window, its average's interval over the window). The left panel shows the whole
+the log, from the log's end to the furthest target the band of the value day by day, and
+each target's forecast with its interval (for a window, its average's, at the window's
+middle). The left panel shows the whole
 log, the right one its last stretch and the targets.
 """
 
@@ -67,14 +68,15 @@ def plot_value_forecasts(forecasts: Sequence, path: str | os.PathLike | None = N
     for ax, start in zip(axes, (-np.inf, recent), strict=True):
         _draw_bins(ax, avg, first, start)
         _draw_model(ax, avg, (max(start, avg.t0), t_last), first.dated)
+        _draw_band(ax, avg, first, (t_last, furthest))
         for k, f in enumerate(forecasts):
-            _draw_target(ax, avg, f, label=k == 0)
+            _draw_target(ax, f, label=k == 0)
         ax.grid(alpha=0.3)
         _time_axis(ax, first.dated)
     axes[0].set_ylabel(f"value of π_e ({first.estimator})")
     axes[0].set_title("the log and the forecasts")
     axes[1].set_title("the last stretch and the targets")
-    axes[0].legend(frameon=False, fontsize="small", loc="best")
+    axes[0].legend(fontsize="x-small", loc="best", framealpha=0.85)
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -122,25 +124,28 @@ def _draw_model(ax, avg, span: tuple, dated: bool) -> None:
     ax.plot(_x(grid, dated), mean, color="tab:blue", lw=2, label=f"model in time ({avg.top})")
 
 
-def _draw_target(ax, avg, f, label: bool) -> None:
-    """The band from the log's end to the target, and the target's forecast and interval."""
-    t_last = float(f.target[-1] - f.horizon)
-    end = float(f.target[-1])
-    grid = np.linspace(t_last, end, max(2, GRID // 4))
+def _draw_band(ax, avg, f, span: tuple) -> None:
+    """From the log's end to the furthest target: the forecast of the value on each day and
+    its band (of ``f``'s level and kind: the targets share them)."""
+    grid = np.linspace(*span, max(2, GRID // 2))
     mean, low, high, _ = avg.forecast([("at", float(t)) for t in grid], f.alpha, kind=f.interval)
     x = _x(grid, f.dated)
     ax.plot(x, mean, color="tab:red", lw=1.2, ls="--")
     if low is not None:
-        level = f"{1 - f.alpha:.0%} {f.interval} band" if label else None
-        ax.fill_between(x, low, high, color="tab:red", alpha=0.12, lw=0, label=level)
-    where = _x(np.array([f.target[1] if f.target[0] == "at" else 0.5 * (f.target[1] + end)]),
-               f.dated)  # fmt: skip
-    yerr = None if f.low is None else [[f.value - f.low], [f.high - f.value]]
+        label = f"{1 - f.alpha:.0%} {f.interval} band, day by day"
+        ax.fill_between(x, low, high, color="tab:red", alpha=0.22, lw=0, label=label)
+
+
+def _draw_target(ax, f, label: bool) -> None:
+    """The target's forecast and its interval (a window shaded, its average at the middle)."""
+    end = float(f.target[-1])
+    middle = f.target[1] if f.target[0] == "at" else 0.5 * (f.target[1] + end)
     if f.target[0] == "over":
         ax.axvspan(*_x(np.array(f.target[1:]), f.dated), color="tab:red", alpha=0.08)
+    yerr = None if f.low is None else [[f.value - f.low], [f.high - f.value]]
     ax.errorbar(
-        where, [f.value], yerr=yerr, fmt="o", color="tab:red", capsize=4, lw=2,
-        label="forecast and its interval" if label else None,
+        _x(np.array([middle]), f.dated), [f.value], yerr=yerr, fmt="o", color="tab:red",
+        capsize=4, lw=2, label="forecast and its interval" if label else None,
     )  # fmt: skip
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "UNSEEN_MASS",
     "Rounds",
     "check_action_dist",
+    "check_played",
     "check_rounds",
     "check_support",
     "policy_action_dist",
@@ -179,9 +180,14 @@ def check_support(dist: np.ndarray, rounds: Rounds) -> np.ndarray:
     ...
     ValueError: policy: π_e puts 0.1 of its mass on action 1, which the log never played: ...
     """
-    played = np.bincount(rounds.action, minlength=rounds.n_actions) > 0
-    share = dist.mean(axis=0)
-    unseen = np.flatnonzero(~played & (share > UNSEEN_MASS))
+    check_played(np.bincount(rounds.action, minlength=rounds.n_actions), dist.mean(axis=0))
+    return dist
+
+
+def check_played(played: np.ndarray, share: np.ndarray) -> None:
+    """A ValueError naming the first action π_e puts mass on (``share`` (A,), its mean
+    probability) that the log never played (``played`` (A,), rounds per action)."""
+    unseen = np.flatnonzero((played == 0) & (share > UNSEEN_MASS))
     if unseen.size:
         a = int(unseen[0])
         others = "" if unseen.size == 1 else f" (and {unseen.size - 1} more such actions)"
@@ -190,7 +196,6 @@ def check_support(dist: np.ndarray, rounds: Rounds) -> np.ndarray:
             f"played{others}: the log holds no reward of it, so no estimator can forecast "
             "this policy's value; evaluate a policy that plays only logged actions"
         )
-    return dist
 
 
 @dataclass(frozen=True)

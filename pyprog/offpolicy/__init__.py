@@ -11,6 +11,10 @@ The layer beneath both forecasting paths (:mod:`pyprog.forecast` for episodes,
   the reward model cross-fitted (:mod:`.estimates`, :mod:`.crossfit`); the default reward
   model :class:`ActionRidge` is a NumPy ridge regression with its penalty chosen by
   generalised cross-validation (:mod:`.reward_model`);
+* a log read in chunks (:mod:`.chunked`): the same estimates from two passes whose sums
+  merge over chunks (the reward model's fold moments, π_e's pooled means, the weights'
+  sums), with each round's cross-fitting fold hashed from its time and context, so that a
+  log streamed from disk or spread over a cluster is estimated as the whole;
 * :func:`support_diagnostics` — how well a log supports π_e: the importance weights'
   effective sample size, the largest weight's share, π_e's mass where π₀ rarely acts
   (:mod:`.support`, :class:`Support`, :class:`SupportWarning`);

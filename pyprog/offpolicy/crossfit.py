@@ -20,7 +20,12 @@ Folds:
   "seeing the future" in a backtest). A level of a time feature that lies wholly inside
   one stretch is then unseen by that stretch's model (ridge shrinks its effect to 0).
 
-Both are :class:`~pyprog.timeseries.splits.Folds` objects; ``folds=`` also takes one of
+* hashed (:class:`~pyprog.timeseries.splits.HashedFolds`, what :func:`pyprog.forecast_value`
+  uses): each round's fold a hash of its time and context, not of its action or reward,
+  so the fold is as independent of (a_i, r_i) as a random one and needs no view of the
+  whole log: a log read in chunks folds as the whole does (:mod:`pyprog.offpolicy.chunked`).
+
+The first two are :class:`~pyprog.timeseries.splits.Folds` objects; ``folds=`` also takes one of
 them, or a registered subclass of its own (:func:`~pyprog.timeseries.splits.register_folds`).
 
 The reward model is any object with scikit-learn's ``fit(X, y)`` and ``predict(X)``; it is
@@ -43,7 +48,16 @@ import numpy as np
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.timeseries.splits import FOLDS, N_FOLDS, Folds, check_folds
 
-__all__ = ["FOLDS", "CrossFit", "cross_fit", "fold_ids", "predict_all", "reward_features"]
+__all__ = [
+    "FOLDS",
+    "CrossFit",
+    "cross_fit",
+    "fit_fold_models",
+    "fold_ids",
+    "pooled_direct_rows",
+    "predict_all",
+    "reward_features",
+]
 
 
 def reward_features(context: np.ndarray, time_onehot: np.ndarray | None) -> np.ndarray:
@@ -119,21 +133,55 @@ class CrossFit:
             Σ_a π_ia q̂_k(i)(x_i, 0, a), the direct term's part that moves with the context
             (its drift in time is what pooling assumes away).
         """
-        n, n_actions = self.q_hat.shape
+        n = self.q_hat.shape[0]
         n_folds = len(self.models)
         p_bar = pi.mean(axis=0)  # (A,)
         mass = np.where(p_bar > 0, n * p_bar, 1.0)
         x_bar = pi.T @ context / mass[:, None]  # (A, d): x̄_a
-        z_bar = np.concatenate([x_bar, np.zeros((n_actions, k_time))], axis=1)
         pooled, own = np.empty(n), np.empty(n)
         for k, model in enumerate(self.models):  # one fold at a time: memory n/K · (d + k)
             test = np.flatnonzero(self.fold == k)
-            z0 = np.concatenate([context[test], np.zeros((test.size, k_time))], axis=1)
-            q0 = predict_all(model, z0, n_actions, k, n_folds)  # q̂(x_i, 0, ·)
-            at_mean = predict_all(model, z_bar, n_actions, k, n_folds)  # (A, A)
-            pooled[test] = (self.q_hat[test] - q0) @ p_bar + p_bar @ np.diag(at_mean)
-            own[test] = (pi[test] * q0).sum(axis=1)
+            pooled[test], own[test] = pooled_direct_rows(
+                model, (k, n_folds), context[test], self.q_hat[test], pi[test], p_bar, x_bar,
+                k_time,
+            )  # fmt: skip
         return pooled, own
+
+
+def pooled_direct_rows(
+    model, fold: tuple, context: np.ndarray, q: np.ndarray, pi: np.ndarray,
+    p_bar: np.ndarray, x_bar: np.ndarray, k_time: int,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The pooled direct term D̄_i and the context part at rows of one fold's model.
+
+    D̄_i = q̂(x_i, τ_i, ·) − q̂(x_i, 0, ·) + q̂(x̄_a, 0, ·), weighted by p̄
+    (:meth:`CrossFit.pooled_direct` says why); the context part is Σ_a π_ia q̂(x_i, 0, a).
+
+    Parameters
+    ----------
+    model
+        Fold k's fitted reward model; ``fold`` is ``(k, n_folds)``, for messages.
+    context : numpy.ndarray, shape (r, d)
+    q : numpy.ndarray, shape (r, A)
+        q̂(x_i, τ_i, ·) at the rows.
+    pi : numpy.ndarray, shape (r, A)
+    p_bar : numpy.ndarray, shape (A,)
+        mean_j π_e(a|x_j) over the whole log.
+    x_bar : numpy.ndarray, shape (A, d)
+        The whole log's contexts' mean weighted by π_e(a|x_j).
+    k_time : int
+        The number of time columns at the end of the model's inputs.
+
+    Returns
+    -------
+    pooled, part : numpy.ndarray, shape (r,)
+    """
+    n_actions = q.shape[1]
+    z0 = np.concatenate([context, np.zeros((context.shape[0], k_time))], axis=1)
+    q0 = predict_all(model, z0, n_actions, *fold)  # q̂(x_i, 0, ·)
+    z_bar = np.concatenate([x_bar, np.zeros((n_actions, k_time))], axis=1)
+    at_mean = predict_all(model, z_bar, n_actions, *fold)  # (A, A)
+    return (q - q0) @ p_bar + p_bar @ np.diag(at_mean), (pi * q0).sum(axis=1)
 
 
 def _name(model) -> str:
@@ -228,14 +276,41 @@ def cross_fit(
             f"reward_model must have fit(X, y) and predict(X) (a scikit-learn regressor); got "
             f"{reward_model!r}"
         )
-    X = np.concatenate([z, np.eye(n_actions)[action]], axis=1)
+    models = fit_fold_models(z, action, reward, n_actions, fold, n_folds, reward_model)
     q_hat = np.empty((n, n_actions))
+    for k, model in enumerate(models):
+        test = fold == k
+        q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)
+    return CrossFit(q_hat, fold, models)
+
+
+def fit_fold_models(
+    z: np.ndarray, action: np.ndarray, reward: np.ndarray, n_actions: int,
+    fold: np.ndarray, n_folds: int, reward_model,
+) -> list:  # fmt: skip
+    """The K fold models: fold k's fitted on the rounds outside fold k.
+
+    Parameters
+    ----------
+    z : numpy.ndarray, shape (n, k)
+        Inputs before the action (:func:`reward_features`).
+    action : numpy.ndarray of int, shape (n,)
+    reward : numpy.ndarray, shape (n,)
+    n_actions : int
+    fold : numpy.ndarray of int, shape (n,)
+        Each round's fold in ``[0, n_folds)``.
+    n_folds : int
+    reward_model : scikit-learn-style regressor
+        Copied for each fold; one with ``fit_folds`` (:class:`ActionRidge`) fits all
+        folds from one pass over the rows.
+
+    Returns
+    -------
+    list of the K fitted models
+    """
+    X = np.concatenate([z, np.eye(n_actions)[action]], axis=1)
     if hasattr(reward_model, "fit_folds"):  # sums over rows: all folds' fits in one pass
-        models = reward_model.fit_folds(X, reward, fold, n_folds)
-        for k, model in enumerate(models):
-            test = fold == k
-            q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)
-        return CrossFit(q_hat, fold, models)
+        return reward_model.fit_folds(X, reward, fold, n_folds)
     models = []
     for k in range(n_folds):
         test = fold == k
@@ -254,6 +329,5 @@ def cross_fit(
                 f"reward_model {_name(reward_model)}: fit raised {type(exc).__name__} on fold "
                 f"{k + 1} of {n_folds} ({int((~test).sum())} rounds): {exc}"
             ) from exc
-        q_hat[test] = predict_all(model, z[test], n_actions, k, n_folds)
         models.append(model)
-    return CrossFit(q_hat, fold, models)
+    return models

@@ -73,6 +73,7 @@ __all__ = [
     "register_round_estimator",
     "round_estimates",
     "round_estimator",
+    "time_inputs",
 ]
 
 #: The per-round estimators by name (:func:`register_round_estimator` adds one).
@@ -116,6 +117,9 @@ class RoundEstimator:
     aliases: ClassVar[tuple[str, ...]] = ()
     #: Whether it needs q̂ (the cross-fitted reward model): ``q_logged`` and ``direct``.
     uses_reward_model: ClassVar[bool] = False
+    #: Whether each Ŷ_i depends on round i alone (given q̂), so that a log read in chunks
+    #: gets the pseudo-outcomes of the whole (:mod:`pyprog.offpolicy.chunked`).
+    row_local: ClassVar[bool] = True
 
     def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
         """Ŷ, shape (n,): each an estimate of the value at its own round's time."""
@@ -189,6 +193,7 @@ class SelfNormalisedWeighting(RoundEstimator):
 
     name = "snis"
     aliases = ("snipw",)
+    row_local = False  # w̄_g is the mean over the group's rounds
 
     def pseudo_outcomes(self, inputs: RoundInputs) -> np.ndarray:
         g = inputs.groups
@@ -268,7 +273,7 @@ class RoundEstimates:
         return float(self.values.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
 
 
-def _time_inputs(time_feature, times: np.ndarray, t0: float, t1: float):
+def time_inputs(time_feature, times: np.ndarray, t0: float, t1: float):
     """The reward model's time inputs at ``times``: (n, k) or None."""
     if time_feature is None:
         return None
@@ -394,7 +399,7 @@ def round_estimates(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
             f"pool_contexts=True needs a reward model affine in its inputs (one marked "
             f"affine_features = True, as the default ActionRidge); got {reward_model!r}"
         )
-    tau = _time_inputs(time_feature, log.times, t0, t1)
+    tau = time_inputs(time_feature, log.times, t0, t1)
     fit = cross_fit(
         reward_features(log.context, tau),
         log.times,

@@ -136,10 +136,25 @@ class ActionRidge:
         """
         z, action, y = self._checked(X, y)
         shift = z.mean(axis=0)
-        per_fold = action_moments(z - shift, action, y, self.n_actions, fold, n_folds)
+        return self.from_fold_moments(self.fold_moments(X, y, fold, n_folds, shift), shift)
+
+    def fold_moments(self, X, y, fold: np.ndarray, n_folds: int, shift: np.ndarray) -> np.ndarray:
+        """Each fold's per-action moments of [1, z − shift, y]: (n_folds, A, k + 2, k + 2).
+
+        Sums over rows, so the moments of a log's chunks add up to the whole log's
+        (``shift``, any point near z's mean, must be the same for every chunk: the moments
+        are taken about it so that they do not cancel).
+        """
+        z, action = self._split(X)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        return action_moments(z - shift, action, y, self.n_actions, fold, n_folds)
+
+    def from_fold_moments(self, per_fold: np.ndarray, shift: np.ndarray) -> list[ActionRidge]:
+        """One fitted copy per fold k from :meth:`fold_moments` (summed over chunks): fold
+        k's training moments are the total minus its own."""
         total = per_fold.sum(axis=0)
         out = []
-        for k in range(n_folds):
+        for k in range(per_fold.shape[0]):
             model = copy.deepcopy(self)  # a fresh copy per fold, as cross_fit's
             out.append(model._fit_moments(total - per_fold[k], shift))
         return out

@@ -35,6 +35,7 @@ __all__ = [
     "RARE_PSCORE",
     "Support",
     "SupportWarning",
+    "WeightSums",
     "support_diagnostics",
     "warn_support",
 ]
@@ -136,6 +137,51 @@ class Support:
         )
 
 
+@dataclass(frozen=True)
+class WeightSums:
+    """The importance weights' sums that :class:`Support` is read from; they merge over
+    chunks of a log (:meth:`merge`).
+
+    Attributes
+    ----------
+    n : int
+    total, squares, largest : float
+        Σ w, Σ w² and max w.
+    rare : numpy.ndarray, shape (A,)
+        Σ w over the rounds with π₀ below :data:`RARE_PSCORE`, by logged action.
+    """
+
+    n: int
+    total: float
+    squares: float
+    largest: float
+    rare: np.ndarray
+
+    @classmethod
+    def of(cls, w: np.ndarray, rounds: Rounds) -> WeightSums:
+        """The sums of weights ``w`` (n,) at ``rounds``."""
+        rare = rounds.pscore < RARE_PSCORE
+        by_action = np.bincount(rounds.action[rare], weights=w[rare], minlength=rounds.n_actions)
+        return cls(rounds.n, float(w.sum()), float(w @ w), float(w.max()), by_action)
+
+    def merge(self, other: WeightSums) -> WeightSums:
+        return WeightSums(
+            self.n + other.n, self.total + other.total, self.squares + other.squares,
+            max(self.largest, other.largest), self.rare + other.rare,
+        )  # fmt: skip
+
+    def support(self, per_bin: np.ndarray) -> Support:
+        """The diagnostics, with ``per_bin`` (m,) the rounds in each time bin."""
+        ess = self.total**2 / self.squares if self.squares > 0 else 0.0
+        share = self.largest / self.total if self.total > 0 else 0.0
+        by_action = self.rare / self.n
+        order = np.argsort(-by_action, kind="stable")
+        carried = {int(a): float(by_action[a]) for a in order if by_action[a] > 0}
+        counts = np.asarray(per_bin, dtype=np.float64)
+        bins = (float(counts.min()), float(np.median(counts)), float(counts.max()))
+        return Support(self.n, ess, share, float(by_action.sum()), carried, bins)
+
+
 def support_diagnostics(dist: np.ndarray, rounds: Rounds, bin_width: float = 1.0) -> Support:
     """The importance weights' diagnostics of π_e on a log of rounds.
 
@@ -160,18 +206,9 @@ def support_diagnostics(dist: np.ndarray, rounds: Rounds, bin_width: float = 1.0
     >>> s.ess, s.max_weight_share, s.rare_mass, s.rounds_per_bin
     (2.0, 0.5, 0.0, (2.0, 2.0, 2.0))
     """
-    n = rounds.n
-    w = dist[np.arange(n), rounds.action] / rounds.pscore
-    total, squares = float(w.sum()), float(np.dot(w, w))
-    ess = total * total / squares if squares > 0 else 0.0
-    share = float(w.max()) / total if total > 0 else 0.0
-    rare = rounds.pscore < RARE_PSCORE
-    by_action = np.bincount(rounds.action[rare], weights=w[rare], minlength=rounds.n_actions) / n
-    order = np.argsort(-by_action, kind="stable")
-    carried = {int(a): float(by_action[a]) for a in order if by_action[a] > 0}
+    w = dist[np.arange(rounds.n), rounds.action] / rounds.pscore
     _, counts = np.unique(np.floor(rounds.times / bin_width), return_counts=True)
-    per_bin = (float(counts.min()), float(np.median(counts)), float(counts.max()))
-    return Support(n, ess, share, float(by_action.sum()), carried, per_bin)
+    return WeightSums.of(w, rounds).support(counts)
 
 
 def warn_support(support: Support, stacklevel: int = 2) -> None:

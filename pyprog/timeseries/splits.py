@@ -13,6 +13,9 @@ Both paths hold data out in time, in the manner of scikit-learn's ``TimeSeriesSp
   stretches of time; fold ``k``'s model is fit on the other folds. The rounds path uses
   them; ``folds="random"`` and ``folds="blocked"`` name them (:data:`FOLDS`), and a
   subclass of :class:`Folds` registered with :func:`register_folds` is a new way to fold.
+* :class:`HashedFolds` folds each row by a hash of its own values, so a log read in chunks
+  folds as the whole does: :func:`pyprog.forecast_value`'s cross-fitting, in memory,
+  streamed or on a cluster.
 
 May import :mod:`pyprog.utils`.
 """
@@ -31,6 +34,7 @@ __all__ = [
     "N_FOLDS",
     "BlockedFolds",
     "Folds",
+    "HashedFolds",
     "RandomFolds",
     "RollingOrigin",
     "Splitter",
@@ -232,6 +236,81 @@ class BlockedFolds(Folds):
     def order(self, times: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The units in time order; ties keep their order in the log."""
         return np.argsort(times, kind="stable")
+
+
+class HashedFolds:
+    """Folds from a hash of each unit's own values: the same fold for a row wherever it is.
+
+    :class:`RandomFolds` permutes the units of a whole log, so a row's fold depends on
+    every other row. Here row i's fold is ``splitmix64`` (Steele, Lea & Flood 2014) mixed
+    over the bits of its values, modulo ``n_folds``, so a log read in chunks, in any
+    order, on any worker, folds as the whole does: what cross-fitting a log streamed
+    from disk or spread over a cluster needs. Rows with the same values share a fold;
+    fold sizes are multinomial, not equal.
+
+    Parameters
+    ----------
+    n_folds : int
+        K >= 2.
+    seed : int
+        Which partition (any integer; :meth:`seed_of` draws one from a ``random_state``).
+
+    Examples
+    --------
+    >>> f = HashedFolds(3, seed=0)
+    >>> t, r = np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, 0.0, 1.0, 0.0])
+    >>> f.fold_ids([t, r]).tolist() == f.fold_ids([t[::-1], r[::-1]])[::-1].tolist()
+    True
+    """
+
+    #: splitmix64's constants.
+    _GAMMA, _M1, _M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+    def __init__(self, n_folds: int = N_FOLDS, seed: int = 0) -> None:
+        if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+            raise ValueError(f"n_folds must be an integer >= 2; got {n_folds!r}")
+        self.n_folds, self.seed = int(n_folds), int(seed) % 2**64
+
+    def __repr__(self) -> str:
+        return f"HashedFolds(n_folds={self.n_folds}, seed={self.seed})"
+
+    @staticmethod
+    def seed_of(random_state) -> int:
+        """An integer seed: ``random_state`` itself if an integer, else one drawn from it."""
+        if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+            return int(random_state)
+        return int(np.random.default_rng(random_state).integers(2**63))
+
+    @classmethod
+    def _mix(cls, h: np.ndarray) -> np.ndarray:
+        """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
+        h = h + np.uint64(cls._GAMMA)
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(cls._M1)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(cls._M2)
+        return h ^ (h >> np.uint64(31))
+
+    def fold_ids(self, columns) -> np.ndarray:
+        """Each row's fold, shape (n,) int64 in ``[0, n_folds)``.
+
+        Parameters
+        ----------
+        columns : sequence of numpy.ndarray, each of shape (n,) or (n, d)
+            The rows' values (float64 or int64; -0.0 counts as 0.0).
+        """
+        h = None
+        with np.errstate(over="ignore"):
+            for col in columns:
+                col = np.asarray(col)
+                col = col.reshape(col.shape[0], -1)
+                bits = col + 0 if col.dtype.kind == "f" else col.astype(np.int64)
+                bits = np.ascontiguousarray(bits, dtype=bits.dtype).view(np.uint64)
+                if h is None:
+                    h = self._mix(np.full(col.shape[0], self.seed, dtype=np.uint64))
+                for j in range(bits.shape[1]):
+                    h = self._mix(h ^ bits[:, j])
+        if h is None:
+            raise ValueError("columns must hold at least one column of the rows' values")
+        return (h % np.uint64(self.n_folds)).astype(np.int64)
 
 
 def check_folds(folds, n_folds: int = N_FOLDS) -> Folds:

@@ -22,6 +22,8 @@ term's sampling error).
   :class:`ModelAverage`: Bayesian model averaging of the candidates,
   prediction intervals from the mixture of their predictives, a blocked-CV score;
   :func:`drifts`, whether values drift in time (a Bayes factor against the constant);
+* :mod:`.gather` — :func:`~pyprog.value.gather.estimate_bins`: the per-round estimates of
+  a log in chunks, kept as per-bin sums (:class:`~pyprog.value.bins.BinSums`);
 * :mod:`.plot` — :func:`~pyprog.value.plot.plot_value_forecasts`, what
   :meth:`ValueForecast.plot <pyprog.ValueForecast.plot>` draws.
 

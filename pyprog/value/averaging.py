@@ -51,11 +51,11 @@ from threadpoolctl import threadpool_limits
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA
 from pyprog.timeseries.terms import TimeModel
 from pyprog.utils.moved import renamed_arguments
-from pyprog.value.bins import Binned, bin_estimates, bin_noise
+from pyprog.value.bins import Binned, BinSums
 from pyprog.value.candidates import default_reward_time_model, default_time_models
 from pyprog.value.reml import MixedModel, Solved
 
-__all__ = ["ModelAverage", "TermEffect", "drifts", "reading", "screening_models"]
+__all__ = ["ModelAverage", "TermEffect", "drifts", "drifts_in", "reading", "screening_models"]
 
 #: Grid points of a window's average (the terms' own ``window``).
 WINDOW_POINTS = 10_000
@@ -331,11 +331,15 @@ def drifts(values: np.ndarray, times: np.ndarray, width: float = 1.0) -> bool:
     >>> drifts(rng.normal(size=2000), t), drifts(rng.normal(size=2000) + t / 365, t)
     (False, True)
     """
-    binned = bin_estimates(values, times, width)
-    if binned.m < MIN_BINS:
+    return drifts_in(BinSums.of(values, times, width))
+
+
+def drifts_in(sums: BinSums) -> bool:
+    """:func:`drifts` on the values' per-bin sums (of a log read whole or in chunks)."""
+    if sums.m < MIN_BINS:
         return True  # too few bins to tell: the cautious answer
-    models = screening_models(*binned.span)
-    avg = ModelAverage(binned, bin_noise(values, times, binned), models)
+    binned = sums.binned()
+    avg = ModelAverage(binned, sums.noise(), screening_models(*binned.span))
     return avg.log_bayes_factor() >= float(np.log(DRIFT_BAYES_FACTOR))
 
 

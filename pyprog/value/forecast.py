@@ -4,9 +4,13 @@
 it). From a log of rounds (x_i, t_i, a_i, r_i, π₀(a_i|x_i, t_i)) and an evaluation policy
 π_e it answers "what will π_e's value be on this date (or over this window)?":
 
-1. **Per-round estimates** (:func:`pyprog.offpolicy.round_estimates`): doubly robust
-   pseudo-outcomes Ŷ_i with a cross-fitted reward model (default), or importance
+1. **Per-round estimates** (those of :func:`pyprog.offpolicy.round_estimates`): doubly
+   robust pseudo-outcomes Ŷ_i with a cross-fitted reward model (default), or importance
    sampling; each is an unbiased estimate of V_{t_i}(π_e), the value at its own time.
+   They are computed chunk by chunk in two passes whose sums merge
+   (:mod:`pyprog.value.gather`), each round's fold hashed from its time and context, so
+   that the log's size bounds the time, not the memory, and the rows' order changes
+   nothing.
    DR's direct term is pooled over every logged context (as OPFV's) unless the contexts
    drift (``pool_contexts``; :mod:`pyprog.offpolicy.estimates`).
    With ``estimator="auto"`` both DR and IS are computed (DR, under the default
@@ -53,29 +57,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pyprog.logs.columns import column as _column
-from pyprog.logs.columns import column_names as _names
+from pyprog.logs.chunks import CHUNK_ROWS, ArraySource, RoundSource, rounds_of
 from pyprog.logs.columns import log_columns as _columns
-from pyprog.logs.columns import numbers_of as _numbers
-from pyprog.logs.rounds import check_action_dist, check_rounds, check_support, policy_action_dist
 from pyprog.logs.rounds_csv import read_rounds_csv
-from pyprog.logs.times import forecast_targets, many_targets, time_values
-from pyprog.offpolicy.estimates import (
-    ESTIMATORS,
-    ROUND_ESTIMATORS,
-    RoundEstimates,
-    round_estimates,
-)
-from pyprog.offpolicy.support import Support, support_diagnostics, warn_support
+from pyprog.logs.times import forecast_targets, many_targets
+from pyprog.offpolicy.chunked import Plan
+from pyprog.offpolicy.estimates import ESTIMATORS, ROUND_ESTIMATORS
+from pyprog.offpolicy.support import Support, warn_support
 from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA, IntervalResult
+from pyprog.timeseries.splits import HashedFolds
 from pyprog.timeseries.terms import TimeModel, as_time_model
 from pyprog.utils.moved import renamed_arguments
 from pyprog.utils.validation import check_alpha, shorten
-from pyprog.value import ModelAverage, bin_noise, drifts
-from pyprog.value.averaging import MIN_BINS, screening_models
-from pyprog.value.bins import Binned, bin_estimates
+from pyprog.value import ModelAverage
+from pyprog.value.averaging import screening_models
 from pyprog.value.candidates import default_reward_time_model
+from pyprog.value.gather import estimate_bins
 
 __all__ = ["ValueForecast", "forecast_value", "read_rounds_csv"]
 
@@ -293,106 +291,76 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     ('const+season(365.25D,k=1)', 2.0, True)
     """
     _check_options(alpha, interval, bin_width, max_horizon, random_state)  # before any reading
-    frame, path = _columns(log)
-    if frame is None:
-        frame = read_rounds_csv(path, time=time)
+    source = _source(log, time, {"time": time, "context": context, "action": action,
+                                 "reward": reward, "pscore": pscore}, policy, n_actions,
+                     reward_model)  # fmt: skip
     many = many_targets(at, over)
-    columns = {"time": time, "context": context, "action": action, "reward": reward,
-               "pscore": pscore}  # fmt: skip
-    rounds, pi_log, n_actions, dated = _rounds_of(frame, columns, policy, n_actions)
-    kinds = _estimator_kinds(estimator)
+    kinds = _estimator_kinds(estimator, source)
     affine = _check_pooling(pool_contexts, reward_model)
-    t_first, t_last = float(rounds.times.min()), float(rounds.times.max())
-    goals = forecast_targets(at, over, t_last)
-    _check_horizon(goals, rounds.times, max_horizon)
+    scan = source.scan
+    goals = forecast_targets(at, over, scan.t_last)
+    _check_horizon(goals, (scan.t_first, scan.t_last), max_horizon)
 
     # the reward model's time inputs; "auto": with and without, and the backtest chooses
     # (on a thousand rounds that do not drift, their noise outweighs what they explain)
     phis = {"": time_feature}
     if isinstance(time_feature, str) and time_feature == "auto":
-        phis = {"": default_reward_time_model(t_first, t_last), UNTIMED: None}
-    estimates = _Estimates(
-        rounds, n_actions, kinds, phis, reward_model, pool_contexts, bool(affine), bin_width,
-        random_state,
+        phis = {"": default_reward_time_model(scan.t_first, scan.t_last), UNTIMED: None}
+    plan = Plan(
+        kinds=tuple(kinds), phis=phis, n_actions=scan.n_actions,
+        span=(scan.t_first, scan.t_last), shift=scan.context_mean,
+        policy=policy if callable(policy) else None,
+        targets=tuple(_policy_time(g) for g in goals),
+        pool=pool_contexts is not False and bool(affine), seed=HashedFolds.seed_of(random_state),
+        reward_model=reward_model,
     )  # fmt: skip
     fit = _Fit(None if candidates is None else [_as_model(m) for m in candidates], alpha, interval,
-               bin_width, t_last, rounds.n, dated)  # fmt: skip
-
-    # π_e at the logged contexts: at the log's own times, and, for a callable that acts
-    # differently at some target, at each target's time (one set of estimates per target)
-    def policy_at(goal: tuple) -> np.ndarray:
-        when = np.full(rounds.n, _policy_time(goal))
-        return check_support(policy_action_dist(policy, rounds.context, when, n_actions), rounds)
-
-    if pi_log is not None:
-        at_log, varying = check_support(pi_log, rounds), False
-    else:
-        at_log = policy_action_dist(policy, rounds.context, rounds.times, n_actions)
-        at_log = check_support(at_log, rounds)
-        varying = any(not np.allclose(at_log, policy_at(g), rtol=0, atol=1e-12) for g in goals)
-
-    def forecasts(group: list, dist: np.ndarray) -> list[ValueForecast]:
-        support = support_diagnostics(dist, rounds, bin_width)
-        warn_support(support, stacklevel=4)  # the caller's line, past renamed_arguments
-        return fit.forecasts(group, estimates.every(dist), support)
-
-    if varying:  # π_e as it will act at each target
-        out = [forecasts([g], policy_at(g))[0] for g in goals]
-    else:
-        out = forecasts(goals, at_log)
+               bin_width, scan.t_last, scan.n, source.dated)  # fmt: skip
+    gathered, support = estimate_bins(source, plan, bin_width)
+    # π_e as it acts at the log's times, or, when a callable acts otherwise at some target,
+    # as it will act at each target (one set of estimates per target)
+    groups = [("log", goals)] if "log" in gathered else [(j, [g]) for j, g in enumerate(goals)]
+    out = []
+    for key, group in groups:
+        warn_support(support[key], stacklevel=3)  # the caller's line, past renamed_arguments
+        estimates = gathered[key].estimates(plan, pool_contexts)
+        out += fit.forecasts(group, estimates, support[key])
     return out if many else out[0]
 
 
-def _rounds_of(frame, columns: dict, policy, n_actions):
-    """The log's rounds in their canonical order, π_e at them (None for a callable), A, and
-    whether the times were dates."""
-    time = columns["time"]
-    raw = _column(frame, time, "time")
-    times = time_values(raw, name=f"time column {time!r}")
-    ctx_names = [] if columns["context"] is None else _names(frame, columns["context"], "context")
-    ctx = np.column_stack([_numbers(frame, c, "context") for c in ctx_names]) if ctx_names else None
-    acts = np.asarray(_column(frame, columns["action"], "action"))
-    rews = np.asarray(_column(frame, columns["reward"], "reward"))
-    ps = np.asarray(_column(frame, columns["pscore"], "pscore"))
-    pi_log, n_actions = _policy_columns(frame, policy, n_actions, rews.shape[0])
-    rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
-    order = rounds.canonical_order()  # a shuffled log gives the same forecast
-    pi_log = None if pi_log is None else pi_log[order]
-    return rounds.take(order), pi_log, n_actions, np.asarray(raw).dtype.kind not in "biuf"
+def _source(log, time: str, columns: dict, policy, n_actions, reward_model) -> RoundSource:
+    """The log as chunks: in memory (one chunk for a reward model whose fit does not
+    merge over chunks)."""
+    frame, path = _columns(log)
+    if frame is None:
+        frame = read_rounds_csv(path, time=time)
+    chunk, n_actions, dated = rounds_of(frame, columns, policy, n_actions)
+    rows = None if reward_model is not None else CHUNK_ROWS
+    return ArraySource(chunk, rows, dated)
 
 
-def _policy_columns(frame, policy, n_actions, n: int):
-    """π_e's probabilities at the logged rounds, (n, A) (None for a callable), and A."""
-    if callable(policy):
-        if n_actions is None:
-            raise ValueError("n_actions is required when policy is a callable")
-        return None, n_actions
-    if isinstance(policy, (str, list, tuple)) and (
-        isinstance(policy, str) or all(isinstance(p, str) for p in policy)
-    ):
-        names = _names(frame, policy, "policy")
-        if not names:
-            raise ValueError(
-                f"policy: no columns named {policy!r} followed by an action number in the log"
-            )
-        pi_log = np.column_stack([_numbers(frame, c, "policy") for c in names])
-    else:
-        pi_log = np.asarray(policy)
-    if n_actions is None:
-        if pi_log.ndim < 2:
-            raise ValueError(f"policy must have shape (n, n_actions); got {pi_log.shape}")
-        n_actions = int(pi_log.shape[1])
-    return check_action_dist("policy", pi_log, n, n_actions), n_actions
-
-
-def _estimator_kinds(estimator) -> list[str]:
+def _estimator_kinds(estimator, source: RoundSource) -> list[str]:
     """The per-round estimators to compute: both of :data:`AUTO_ESTIMATORS`, or the one."""
     name = estimator.lower() if isinstance(estimator, str) else None
     if name != "auto" and name not in ESTIMATORS:
         allowed = ", ".join(repr(k) for k in ("auto", *ROUND_ESTIMATORS))
         raise ValueError(f"estimator must be one of {allowed}; got {estimator!r}")
     # an alias (OBP's "ipw") as its estimator's name
-    return list(AUTO_ESTIMATORS) if name == "auto" else [ESTIMATORS[name]]
+    kinds = list(AUTO_ESTIMATORS) if name == "auto" else [ESTIMATORS[name]]
+    if not source.one_chunk:  # in chunks: each round's estimate must be its own
+        kinds = [k if ROUND_ESTIMATORS[k].row_local else _one_chunk(k, source) for k in kinds]
+    return kinds
+
+
+def _one_chunk(kind: str, source: RoundSource) -> str:
+    """A non-row-local estimator (SNIS) on a log in chunks: whole, if it is in memory."""
+    if isinstance(source, ArraySource):
+        source.chunk_rows = source.whole.rounds.n
+        return kind
+    raise ValueError(
+        f"estimator {kind!r} normalises over the whole log, which is read in chunks here; "
+        "use 'is' or 'dr', or read the log into memory"
+    )
 
 
 def _check_pooling(pool_contexts, reward_model) -> bool:
@@ -408,9 +376,10 @@ def _check_pooling(pool_contexts, reward_model) -> bool:
     return affine
 
 
-def _check_horizon(goals: list[tuple], times: np.ndarray, max_horizon) -> None:
-    """Each target within the horizon a model chosen on the log can be checked for."""
-    t_first, t_last = float(times.min()), float(times.max())
+def _check_horizon(goals: list[tuple], span: tuple, max_horizon) -> None:
+    """Each target within the horizon a model chosen on the log (``span``: its first and
+    last time) can be checked for."""
+    t_first, t_last = span
     span = t_last - t_first
     limit = span if max_horizon is None else float(max_horizon)
     for goal in goals:
@@ -426,49 +395,6 @@ def _check_horizon(goals: list[tuple], times: np.ndarray, max_horizon) -> None:
                 f"covers {span:.4g} days: a model chosen on a log cannot be checked further "
                 f"ahead than the log is long. Pass max_horizon= to forecast anyway"
             )
-
-
-@dataclass(frozen=True)
-class _Estimates:
-    """The per-round estimates of every kind asked for, for one π_e (:meth:`every`)."""
-
-    rounds: object
-    n_actions: int
-    kinds: list
-    phis: dict
-    reward_model: object
-    pool_contexts: object
-    affine: bool
-    bin_width: float
-    random_state: object
-
-    def one(self, kind: str, dist: np.ndarray, phi) -> tuple[str, RoundEstimates]:
-        """(label, per-round estimates): pooled ("dr-pooled") when allowed and the contexts hold."""
-        r = self.rounds
-        uses_q = ROUND_ESTIMATORS[kind].uses_reward_model
-        pool = uses_q and self.pool_contexts is not False and self.affine
-        while True:
-            est = round_estimates(
-                r.context, r.times, r.action, r.reward, r.pscore, dist, estimator=kind,
-                reward_model=self.reward_model, time_feature=phi, n_actions=self.n_actions,
-                pool_contexts=pool, random_state=self.random_state,
-            )  # fmt: skip
-            # the contexts drift when Σ_a π_e(a|x_i) q̂(x_i, 0, a) does (or too few bins)
-            if not (pool and self.pool_contexts == "auto") or not drifts(
-                est.context_part, est.times, self.bin_width
-            ):
-                return (kind + "-pooled" if pool else kind), est
-            pool = False  # the contexts drift: each round's own context
-
-    def every(self, dist: np.ndarray) -> dict:
-        """Each kind's per-round estimates by label, DR and DM once per time input of q̂."""
-        out = {}
-        for k in self.kinds:
-            uses_q = ROUND_ESTIMATORS[k].uses_reward_model
-            for suffix, phi in self.phis.items() if uses_q else [("", None)]:
-                label, est = self.one(k, dist, phi)
-                out[label + suffix] = est
-        return out
 
 
 @dataclass(frozen=True)
@@ -488,7 +414,7 @@ class _Fit:
     ) -> list[ValueForecast]:
         # the estimator whose bins a few broad shrunk models predict best in held-out
         # stretches (all estimate the same V_t, so the lower error is the lower noise)
-        bins = {k: _bins(est, self.bin_width) for k, est in estimates_by_kind.items()}
+        bins = {k: (b.binned, b.noise, b.shared) for k, b in estimates_by_kind.items()}
         kind = next(iter(bins))
         if len(bins) > 1:
             scores = {k: _average(b, screening_models(*b[0].span)).cv_score()
@@ -542,19 +468,6 @@ def _check_options(alpha, interval, bin_width, max_horizon, random_state) -> Non
         real(max_horizon) and math.isfinite(max_horizon) and max_horizon > 0
     ):
         raise ValueError(f"max_horizon must be a number of days > 0; got {shorten(max_horizon)}")
-
-
-def _bins(est: RoundEstimates, bin_width: float) -> tuple[Binned, np.ndarray, float]:
-    """One estimator's bins, their noise variances and the variance every bin shares
-    (a pooled direct term's sampling error, var(context part)/n)."""
-    binned = bin_estimates(est.values, est.times, bin_width)
-    if binned.m < MIN_BINS:
-        raise ForecastError(
-            f"the log has {binned.m} time bins of {bin_width:g} days; a forecast in time "
-            f"needs at least {MIN_BINS}: use narrower bins or a longer log"
-        )
-    shared = 0.0 if est.context_part is None else float(np.var(est.context_part) / est.values.size)
-    return binned, bin_noise(est.values, est.times, binned), shared
 
 
 def _average(bins: tuple, models) -> ModelAverage:

@@ -69,8 +69,8 @@ def test_the_reward_models_fold_moments_add_up_over_chunks():
     X = np.column_stack([z, np.eye(3)[a]])
     fold = rng.integers(0, 5, 900)
     ridge, shift = ActionRidge(3), z[:300].mean(axis=0)
-    whole = ridge.from_fold_moments(ridge.fold_moments(X, y, fold, 5, shift), shift)
-    parts = sum(ridge.fold_moments(X[s], y[s], fold[s], 5, shift)
+    whole = ridge.from_fold_moments(ridge.fold_moments(z, a, y, fold, 5, shift), shift)
+    parts = sum(ridge.fold_moments(z[s], a[s], y[s], fold[s], 5, shift)
                 for s in np.array_split(np.arange(900), 4))  # fmt: skip
     chunked = ridge.from_fold_moments(parts, shift)
     for m1, m2 in zip(whole, chunked, strict=True):

@@ -9,7 +9,10 @@ The floor beneath everything that estimates or forecasts from logged data. Two k
   Bandit Dataset, SCOPE-RL, Minari);
 * **rounds** (timestamped contextual-bandit rounds): :class:`Rounds`, checked once by
   :func:`check_rounds` (:mod:`.rounds`), read from a CSV file (:func:`read_rounds_csv`,
-  :mod:`.rounds_csv`) or from the columns of a DataFrame or a dict (:mod:`.columns`).
+  :mod:`.rounds_csv`), from Parquet files (:func:`read_rounds_table`) or pyarrow and
+  Polars tables (:mod:`.tables`), from the columns of a DataFrame or a dict
+  (:mod:`.columns`), or from OBP and the Open Bandit Dataset (:func:`rounds_from_obp`,
+  :func:`read_obd_rounds`).
 
 Times, for both: :mod:`.times` (numbers of days, dates, ISO-8601 text; :func:`as_days`).
 
@@ -27,9 +30,17 @@ from pyprog.utils.lazy import lazy_names
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from pyprog.logs.episodes import EpisodeIdWarning, LogFormatError, Logs
     from pyprog.logs.episodes_csv import read_logs
-    from pyprog.logs.readers import from_minari, from_obp, from_scope_rl, read_obd_csv
+    from pyprog.logs.readers import (
+        from_minari,
+        from_obp,
+        from_scope_rl,
+        read_obd_csv,
+        read_obd_rounds,
+        rounds_from_obp,
+    )
     from pyprog.logs.rounds import Rounds, check_rounds
     from pyprog.logs.rounds_csv import read_rounds_csv
+    from pyprog.logs.tables import read_rounds_table
     from pyprog.logs.times import as_days, parse_utc
 
 #: The module that defines each public name, imported on first use: a path that reads
@@ -37,9 +48,17 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 _SOURCES = {
     "pyprog.logs.episodes": ("EpisodeIdWarning", "LogFormatError", "Logs"),
     "pyprog.logs.episodes_csv": ("read_logs",),
-    "pyprog.logs.readers": ("from_minari", "from_obp", "from_scope_rl", "read_obd_csv"),
+    "pyprog.logs.readers": (
+        "from_minari",
+        "from_obp",
+        "from_scope_rl",
+        "read_obd_csv",
+        "read_obd_rounds",
+        "rounds_from_obp",
+    ),
     "pyprog.logs.rounds": ("Rounds", "check_rounds"),
     "pyprog.logs.rounds_csv": ("read_rounds_csv",),
+    "pyprog.logs.tables": ("read_rounds_table",),
     "pyprog.logs.times": ("as_days", "parse_utc"),
 }
 __getattr__, __dir__ = lazy_names(__name__, _SOURCES)
@@ -57,5 +76,8 @@ __all__ = [
     "parse_utc",
     "read_logs",
     "read_obd_csv",
+    "read_obd_rounds",
     "read_rounds_csv",
+    "read_rounds_table",
+    "rounds_from_obp",
 ]

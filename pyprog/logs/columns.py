@@ -1,6 +1,8 @@
 """The columns of a log of rounds, read and checked for :func:`pyprog.forecast_value`.
 
-Which columns (a column's own name, a prefix followed by numbers, or a list;
+What a log may be (:func:`log_columns`: a CSV or Parquet path, a DataFrame of pandas or
+Polars, a pyarrow table, a dict of arrays; the columnar formats in :mod:`pyprog.logs.tables`),
+which columns (a column's own name, a prefix followed by numbers, or a list;
 :func:`column_names`), each column checked as it is read (a dict's columns are one value
 per round, of one length: :class:`DictLog`), the time column as days with its order said
 once (:func:`time_values`), and a target time as days (:func:`target_time`).
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from pyprog.logs.tables import is_parquet_path, is_table, parquet_columns, table_columns
 from pyprog.utils.validation import listing, shorten
 
 __all__ = [
@@ -24,15 +27,30 @@ __all__ = [
 ]
 
 
-def log_columns(log) -> tuple[Mapping, str]:
+def log_columns(log) -> tuple[Mapping | None, str]:
+    """The log's columns, and its name for messages.
+
+    A Parquet path (a ``.parquet`` or ``.pq`` file, or a folder:
+    :func:`pyprog.logs.tables.parquet_columns`) is read now; a CSV path gives None, for the
+    caller to read with its own options (:func:`pyprog.logs.rounds_csv.read_rounds_csv`). A
+    pyarrow ``Table`` or ``RecordBatch`` and a Polars ``DataFrame`` give their columns as
+    NumPy arrays (:func:`pyprog.logs.tables.table_columns`), a pandas DataFrame itself, a
+    dict its arrays (each checked as it is read: :class:`DictLog`).
+    """
     if isinstance(log, (str, os.PathLike)):
+        if is_parquet_path(log):
+            return parquet_columns(log), os.fspath(log)
         return None, os.fspath(log)
+    if is_table(log):  # before "columns": a pyarrow Table's are its arrays, not its names
+        return DictLog(table_columns(log)), "log"
     if hasattr(log, "columns"):  # a DataFrame: its columns have one length
         return log, "log"
     if isinstance(log, Mapping):
         return DictLog(log), "log"
     raise ValueError(
-        f"log must be a CSV path, a pandas DataFrame or a dict of arrays; got {type(log).__name__}"
+        "log must be a CSV path, a Parquet path (a file or a folder of them), a pandas or "
+        "Polars DataFrame, a pyarrow Table or RecordBatch, or a dict of arrays; got "
+        f"{type(log).__name__}"
     )
 
 

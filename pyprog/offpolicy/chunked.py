@@ -179,9 +179,10 @@ def fit_chunk(chunk: Chunk, plan: Plan) -> FitSums:
         if plan.reward_model is None:
             ridge = ActionRidge(plan.n_actions)
             for label, z in X.items():
-                Xa = np.concatenate([z, np.eye(plan.n_actions)[r.action]], axis=1)
                 shift = np.concatenate([plan.shift, np.zeros(z.shape[1] - plan.shift.size)])
-                moments[label] = ridge.fold_moments(Xa, r.reward, fold, plan.n_folds, shift)
+                moments[label] = ridge.fold_moments(
+                    z, r.action, r.reward, fold, plan.n_folds, shift
+                )
         else:  # the whole log in this chunk: fit now
             models = {
                 label: fit_fold_models(

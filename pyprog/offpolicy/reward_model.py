@@ -136,17 +136,20 @@ class ActionRidge:
         """
         z, action, y = self._checked(X, y)
         shift = z.mean(axis=0)
-        return self.from_fold_moments(self.fold_moments(X, y, fold, n_folds, shift), shift)
+        moments = self.fold_moments(z, action, y, fold, n_folds, shift)
+        return self.from_fold_moments(moments, shift)
 
-    def fold_moments(self, X, y, fold: np.ndarray, n_folds: int, shift: np.ndarray) -> np.ndarray:
+    def fold_moments(
+        self, z: np.ndarray, action: np.ndarray, y: np.ndarray, fold: np.ndarray,
+        n_folds: int, shift: np.ndarray,
+    ) -> np.ndarray:  # fmt: skip
         """Each fold's per-action moments of [1, z − shift, y]: (n_folds, A, k + 2, k + 2).
 
         Sums over rows, so the moments of a log's chunks add up to the whole log's
         (``shift``, any point near z's mean, must be the same for every chunk: the moments
-        are taken about it so that they do not cancel).
+        are taken about it so that they do not cancel). ``z`` (n, k) are the inputs before
+        the action, ``action`` (n,) the actions.
         """
-        z, action = self._split(X)
-        y = np.asarray(y, dtype=np.float64).ravel()
         return action_moments(z - shift, action, y, self.n_actions, fold, n_folds)
 
     def from_fold_moments(self, per_fold: np.ndarray, shift: np.ndarray) -> list[ActionRidge]:

@@ -1,6 +1,9 @@
 """Bandit logs: OBP's ``bandit_feedback`` dict and the Open Bandit Dataset's CSV files.
 
-See :mod:`pyprog.logs.readers` for the rule on slates (``position``).
+Each as episode :class:`~pyprog.logs.episodes.Logs` (:func:`from_obp`, :func:`read_obd_csv`)
+or as rounds, the columns :func:`pyprog.forecast_value` reads (:func:`rounds_from_obp`,
+:func:`read_obd_rounds`). See :mod:`pyprog.logs.readers` for the rule on slates
+(``position``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pyprog.logs.readers.common import (
 )
 from pyprog.logs.times import fits_ns, parse_utc
 
-__all__ = ["OBD_COLUMNS", "from_obp", "read_obd_csv"]
+__all__ = ["OBD_COLUMNS", "from_obp", "read_obd_csv", "read_obd_rounds", "rounds_from_obp"]
 
 #: The columns :func:`read_obd_csv` needs (``action_prob`` is taken for ``propensity_score``).
 OBD_COLUMNS = ("timestamp", "item_id", "position", "click", "propensity_score")
@@ -112,49 +115,15 @@ def from_obp(
     (4, [1.6, 0.4, 0.4, 1.6])
     """
     source = "OBP bandit feedback"
-    n = count(bandit_feedback, "n_rounds", source, low=1)
-    n_actions = count(bandit_feedback, "n_actions", source, low=1)
-    action = need_key(bandit_feedback, "action", source)
-    action = as_index(action, "action", source, n_actions, "round", "an action ")
-    if len(action) != n:
-        raise fail(source, "action", f"shape {action.shape}, expected ({n},)")
-    reward = as_array(need_key(bandit_feedback, "reward", source), "reward", source, (n,))
-    check_rewards(reward, "reward", source, "round")
-    pscore = as_array(need_key(bandit_feedback, "pscore", source), "pscore", source, (n,))
+    n, n_actions, action, reward, pscore = _obp_rounds(bandit_feedback, source)
     log_beta = log_probabilities(pscore, "pscore", source)
-    dist = numbers(action_dist, "action_dist", source)
-    if dist.ndim == 2 and dist.shape == (n, n_actions):
-        raise fail(
-            source,
-            "action_dist",
-            f"shape {dist.shape}; OBP's is (n, A, L): use action_dist[:, :, None]",
-        )
-    dist = as_array(dist, "action_dist", source, (n, n_actions, None))
-    log_probabilities(dist, "action_dist", source, zero=True)
-    check_sums_to_one(dist, "action_dist", source, ("round", "position"))
-    pos = bandit_feedback.get("position")
-    if pos is None:
-        pos = np.zeros(n, np.int64)
-    else:
-        pos = as_index(pos, "position", source, dist.shape[2], "round")
-        if len(pos) != n:
-            raise fail(source, "position", f"shape {pos.shape}, expected ({n},)")
-    context = bandit_feedback.get("context")
-    if context is not None:
-        try:
-            shape = np.shape(context)
-        except ValueError:
-            raise fail(source, "context", "ragged: its rows have different lengths") from None
-        if len(shape) == 0:
-            raise fail(source, "context", f"a scalar ({show(context)}); expected (n_rounds, d)")
-        if shape[0] != n:
-            raise fail(source, "context", f"{shape[0]} rows for n_rounds={n}")
+    dist = _obp_action_dist(action_dist, source, n, n_actions)
+    pos = _obp_positions(bandit_feedback, source, n, dist.shape[2])
+    _obp_context(bandit_feedback, source, n)
     if timestamp is None:
         timestamp = bandit_feedback.get("timestamp")
     if timestamp is not None:
-        timestamp = as_timestamps(timestamp, "timestamp", source, "round")
-        if len(timestamp) != n:
-            raise fail(source, "timestamp", f"{len(timestamp)} times for n_rounds={n}")
+        timestamp = _obp_times(timestamp, "timestamp", source, n)
     keep = choose_positions(pos, position, "position", source)
     with np.errstate(divide="ignore"):
         log_pi = np.maximum(np.log(dist[np.arange(n), action, pos]), LOG_PROB_FLOOR)
@@ -166,6 +135,75 @@ def from_obp(
         timestamp=None if timestamp is None else timestamp[keep],
         source=source,
     )
+
+
+def _obp_rounds(bandit_feedback: Mapping, source: str) -> tuple:
+    """The rounds of OBP's feedback, checked: n, A, action (n,) int, reward and pscore (n,)
+    (pscore not yet checked to be a probability)."""
+    n = count(bandit_feedback, "n_rounds", source, low=1)
+    n_actions = count(bandit_feedback, "n_actions", source, low=1)
+    action = need_key(bandit_feedback, "action", source)
+    action = as_index(action, "action", source, n_actions, "round", "an action ")
+    if len(action) != n:
+        raise fail(source, "action", f"shape {action.shape}, expected ({n},)")
+    reward = as_array(need_key(bandit_feedback, "reward", source), "reward", source, (n,))
+    check_rewards(reward, "reward", source, "round")
+    pscore = as_array(need_key(bandit_feedback, "pscore", source), "pscore", source, (n,))
+    return n, n_actions, action, reward, pscore
+
+
+def _obp_action_dist(
+    action_dist, source: str, n: int, n_actions: int, flat: bool = False
+) -> np.ndarray:
+    """OBP's ``action_dist``, (n, A, L), checked (with ``flat``, also (n, A))."""
+    dist = numbers(action_dist, "action_dist", source)
+    shape = (n, n_actions, None)
+    if dist.ndim == 2 and dist.shape == (n, n_actions):
+        if not flat:
+            raise fail(
+                source,
+                "action_dist",
+                f"shape {dist.shape}; OBP's is (n, A, L): use action_dist[:, :, None]",
+            )
+        shape = (n, n_actions)
+    dist = as_array(dist, "action_dist", source, shape)
+    log_probabilities(dist, "action_dist", source, zero=True)
+    check_sums_to_one(dist, "action_dist", source, ("round", "position")[: dist.ndim - 1])
+    return dist
+
+
+def _obp_positions(bandit_feedback: Mapping, source: str, n: int, n_slots: int) -> np.ndarray:
+    """The feedback's ``position`` (n,) in 0 .. n_slots−1 (absent or None: all 0)."""
+    pos = bandit_feedback.get("position")
+    if pos is None:
+        return np.zeros(n, np.int64)
+    pos = as_index(pos, "position", source, n_slots, "round")
+    if len(pos) != n:
+        raise fail(source, "position", f"shape {pos.shape}, expected ({n},)")
+    return pos
+
+
+def _obp_context(bandit_feedback: Mapping, source: str, n: int):
+    """The feedback's ``context`` (None if absent), its shape checked: n rows."""
+    context = bandit_feedback.get("context")
+    if context is not None:
+        try:
+            shape = np.shape(context)
+        except ValueError:
+            raise fail(source, "context", "ragged: its rows have different lengths") from None
+        if len(shape) == 0:
+            raise fail(source, "context", f"a scalar ({show(context)}); expected (n_rounds, d)")
+        if shape[0] != n:
+            raise fail(source, "context", f"{shape[0]} rows for n_rounds={n}")
+    return context
+
+
+def _obp_times(values, key: str, source: str, n: int) -> np.ndarray:
+    """One time per round (:func:`~pyprog.logs.episodes.as_timestamps`), n of them."""
+    times = as_timestamps(values, key, source, "round")
+    if len(times) != n:
+        raise fail(source, key, f"{len(times)} times for n_rounds={n}")
+    return times
 
 
 # -- the Open Bandit Dataset's CSV files -------------------------------------------------------
@@ -265,6 +303,8 @@ def _read_columns(name: str, fh, extra) -> tuple[dict[str, np.ndarray], np.ndarr
     named = {col: j for j, col in enumerate(header) if not (col == "" and j == 0)}
     if extra == "all":
         extra = [col for col in named if col not in OBD_COLUMNS]
+    elif callable(extra):
+        extra = [col for col in named if col not in OBD_COLUMNS and extra(col)]
     for col in extra:
         if col not in named:
             raise LogFormatError(
@@ -403,11 +443,56 @@ def read_obd_csv(
     >>> logs.episode_ids.tolist(), logs.rewards[:, 0].tolist()
     ([1, 0], [1.0, 0.0])
     """
-    name = os.fspath(path)
     if extra_columns is None:
         extra_columns = "all" if callable(evaluation_pscore) else ()
     elif isinstance(extra_columns, str) and extra_columns != "all":
         extra_columns = (extra_columns,)
+    name, columns, lines = _read_obd_columns(path, extra_columns)
+    log_beta = np.log(columns["propensity_score"])
+    n = len(lines)
+    if callable(evaluation_pscore):
+        pi = call(evaluation_pscore, "evaluation_pscore", name, dict(columns))
+    else:
+        pi = evaluation_pscore
+    pi = numbers(pi, "evaluation_pscore", name)
+    if pi.ndim == 0:
+        pi = np.full(n, float(pi))
+    if pi.shape != (n,):
+        raise fail(name, "evaluation_pscore", f"shape {pi.shape}, expected ({n},): one per row")
+    bad = ~((pi >= 0) & (pi <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise fail(
+            name,
+            "evaluation_pscore",
+            f"{show(pi[i])} for line {lines[i]} is not a probability in [0, 1]",
+        )
+    with np.errstate(divide="ignore"):
+        log_pi = np.maximum(np.log(pi), LOG_PROB_FLOOR)
+    order = _obd_time_order(
+        columns, choose_positions(columns["position"], position, "position", name)
+    )
+    return Logs.from_arrays(
+        columns["click"][order],
+        log_pi[order],
+        log_beta[order],
+        episode=order,
+        timestamp=columns["timestamp"][order],
+        source=f"{name} (Open Bandit Dataset)",
+    )
+
+
+def _obd_time_order(columns: dict, keep: np.ndarray) -> np.ndarray:
+    """The kept rows' indices sorted by ``timestamp`` (stable, as OBP's loader sorts)."""
+    order = np.flatnonzero(keep)
+    return order[np.argsort(columns["timestamp"][order], kind="stable")]
+
+
+def _read_obd_columns(path, extra_columns) -> tuple[str, dict[str, np.ndarray], np.ndarray]:
+    """The file's name, its columns (:data:`OBD_COLUMNS` typed, ``extra_columns`` as str:
+    "all", a sequence, or a test of a column's name) and each row's line, the clicks and
+    propensity scores checked."""
+    name = os.fspath(path)
     try:
         with open(name, newline="", encoding="utf-8-sig") as fh:
             columns, lines = _read_columns(name, fh, extra_columns)
@@ -434,35 +519,240 @@ def read_obd_csv(
             f"{name}, line {lines[i]}, column 'propensity_score': {show(pscore[i])} is not a "
             "probability in (0, 1]"
         )
-    log_beta = np.log(pscore)
-    n = len(lines)
-    if callable(evaluation_pscore):
-        pi = call(evaluation_pscore, "evaluation_pscore", name, dict(columns))
+    return name, columns, lines
+
+
+# -- as rounds, for pyprog.forecast_value ------------------------------------------------------
+
+#: Positions allowed without an ``action_dist`` to bound them: any integer from 0.
+_ANY_POSITION = 2**31
+
+
+def rounds_from_obp(
+    bandit_feedback: Mapping,
+    action_dist=None,
+    *,
+    times=None,
+    position: int | str | None = None,
+) -> dict[str, np.ndarray]:
+    """Rounds from Open Bandit Pipeline's ``bandit_feedback`` dict, for
+    :func:`pyprog.forecast_value`: a dict of columns it reads as they are.
+
+    The dict's keys are those :func:`from_obp` reads; ``context`` (n, d) must hold numbers
+    here (the reward model uses it). OBP's feedback has no times: neither its synthetic
+    data (``SyntheticBanditDataset``) nor its Open Bandit Dataset loader keeps any (read
+    the dataset's files with :func:`read_obd_rounds` for theirs), so ``times`` is required
+    unless the dict holds a ``timestamp``.
+
+    Parameters
+    ----------
+    bandit_feedback : dict
+        OBP's ``bandit_feedback``.
+    action_dist : array_like, shape (n, A, L) or (n, A), optional
+        The policy to evaluate: its probability of each action (at each position) in each
+        round, as OBP's policies' ``predict`` returns it; (n, A) is a policy that does not
+        look at the position. Without it, the rounds have no policy columns: pass the
+        policy to :func:`pyprog.forecast_value` (an array or a callable).
+    times : array_like, shape (n,)
+        Time of each round: numbers (days) or dates (see
+        :func:`~pyprog.logs.episodes.as_timestamps`); default
+        ``bandit_feedback["timestamp"]``, required if it has none.
+    position : int or "all", optional
+        Which rows, when they hold more than one position (:mod:`pyprog.logs.readers`).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray, shape (rows,) each
+        The kept rounds in the feedback's order: ``time`` (float64 days, or UTC
+        ``datetime64[ns]`` dates), ``x0`` .. ``x{d-1}`` (the context's columns; none
+        without a context), ``action`` (int64), ``reward`` and ``pscore`` (float64),
+        ``position`` (int64, when the feedback has positions), and with ``action_dist``
+        ``pi_0`` .. ``pi_{A-1}``: π's probability of each action at the round's position.
+
+    Raises
+    ------
+    LogFormatError
+        As :func:`from_obp`, naming the key; also no ``times``, a context that is not
+        numbers of shape (n, d), ``action_dist`` of (n, A, L) with fewer positions than
+        the rounds use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> feedback = {"n_rounds": 3, "n_actions": 2, "action": np.array([0, 1, 1]),
+    ...             "reward": np.array([1.0, 0.0, 1.0]), "pscore": np.full(3, 0.5),
+    ...             "context": np.array([[0.1], [0.2], [0.3]]), "position": None}
+    >>> pi = np.tile([[0.8], [0.2]], (3, 1, 1))    # (n, A, L) = (3, 2, 1)
+    >>> rounds = rounds_from_obp(feedback, pi, times=[0.0, 0.5, 1.0])
+    >>> list(rounds), rounds["pi_0"].tolist()
+    (['time', 'x0', 'action', 'reward', 'pscore', 'pi_0', 'pi_1'], [0.8, 0.8, 0.8])
+    """
+    source = "OBP bandit feedback"
+    n, n_actions, action, reward, pscore = _obp_rounds(bandit_feedback, source)
+    log_probabilities(pscore, "pscore", source)
+    dist = None
+    if action_dist is not None:
+        dist = _obp_action_dist(action_dist, source, n, n_actions, flat=True)
+    slots = dist.shape[2] if dist is not None and dist.ndim == 3 else _ANY_POSITION
+    pos = _obp_positions(bandit_feedback, source, n, slots)
+    context = _obp_context(bandit_feedback, source, n)
+    if context is not None:
+        context = as_array(context, "context", source, (n, None))
+    if times is None:
+        times = bandit_feedback.get("timestamp")
+    if times is None:
+        raise fail(
+            source,
+            "times",
+            "required: OBP's bandit feedback holds no times (its synthetic data has none, "
+            "its Open Bandit Dataset loader drops them); pass times=, one per round (days "
+            "as numbers, or dates), or read the dataset's files with read_obd_rounds",
+        )
+    when = _obp_times(times, "times", source, n)
+    keep = choose_positions(pos, position, "position", source)
+    pi = dist if dist is None or dist.ndim == 2 else dist[np.arange(n), :, pos]
+    has_position = bandit_feedback.get("position") is not None
+    return _as_rounds(
+        np.flatnonzero(keep), when, context, action, reward, pscore,
+        pos if has_position else None, pi,
+    )  # fmt: skip
+
+
+def _as_rounds(rows, time, context, action, reward, pscore, position, pi) -> dict:
+    """The columns :func:`pyprog.forecast_value` reads (its default names), of ``rows``."""
+    out = {"time": time[rows]}
+    if context is not None:
+        out.update({f"x{j}": context[rows, j] for j in range(context.shape[1])})
+    out.update(action=action[rows], reward=reward[rows], pscore=pscore[rows])
+    if position is not None:
+        out["position"] = position[rows]
+    if pi is not None:
+        out.update({f"pi_{a}": pi[rows, a] for a in range(pi.shape[1])})
+    return out
+
+
+def _is_user_feature(column: str) -> bool:
+    """The user's features, as OBP's loader finds them (``str.contains("user_feature")``)."""
+    return "user_feature" in column
+
+
+def _one_hot_users(columns: dict) -> np.ndarray | None:
+    """The user features one-hot, each one's first category dropped, as OBP's loader
+    (``pandas.get_dummies(..., drop_first=True)``): (rows, d); None without any."""
+    blocks = []
+    for col in [c for c in columns if _is_user_feature(c)]:
+        levels, codes = np.unique(columns[col], return_inverse=True)
+        blocks.append(codes.reshape(-1, 1) == np.arange(1, len(levels)))
+    return np.hstack(blocks).astype(np.float64) if blocks else None
+
+
+def _obd_actions(name: str, item: np.ndarray, lines: np.ndarray, dist, n_actions) -> int:
+    """A: ``n_actions``, else ``action_dist``'s, else the largest item + 1 (as OBP's loader);
+    every ``item_id`` in 0 .. A−1."""
+    if n_actions is not None:
+        n_actions = count({"n_actions": n_actions}, "n_actions", name, low=1)
+    elif dist is not None and dist.ndim >= 2:
+        n_actions = int(dist.shape[1])
     else:
-        pi = evaluation_pscore
-    pi = numbers(pi, "evaluation_pscore", name)
-    if pi.ndim == 0:
-        pi = np.full(n, float(pi))
-    if pi.shape != (n,):
-        raise fail(name, "evaluation_pscore", f"shape {pi.shape}, expected ({n},): one per row")
-    bad = ~((pi >= 0) & (pi <= 1))
+        n_actions = int(item.max()) + 1
+    bad = (item < 0) | (item >= n_actions)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
+        raise LogFormatError(
+            f"{name}, line {lines[i]}, column 'item_id': {show(item[i])} is not an item in "
+            f"0 .. {n_actions - 1} (n_actions={n_actions})"
+        )
+    return n_actions
+
+
+def _obd_pi(name: str, dist: np.ndarray, position: np.ndarray, n_actions: int) -> np.ndarray:
+    """π's probability of each action at each row's position, (rows, A): slot k of
+    ``action_dist`` is the file's k-th smallest position (OBP's numbering: 1, 2, 3 are
+    slots 0, 1, 2)."""
+    n = len(position)
+    dist = _obp_action_dist(dist, name, n, n_actions, flat=True)
+    if dist.ndim == 2:
+        return dist
+    levels, slot = np.unique(position, return_inverse=True)
+    if len(levels) > dist.shape[2]:
         raise fail(
             name,
-            "evaluation_pscore",
-            f"{show(pi[i])} for line {lines[i]} is not a probability in [0, 1]",
+            "action_dist",
+            f"{dist.shape[2]} positions on its last axis, but the file's rows are at "
+            f"{len(levels)} ({', '.join(map(str, levels.tolist()))})",
         )
-    with np.errstate(divide="ignore"):
-        log_pi = np.maximum(np.log(pi), LOG_PROB_FLOOR)
+    return dist[np.arange(n), :, slot]
+
+
+def read_obd_rounds(
+    path: str | os.PathLike,
+    *,
+    position: int | str | None = None,
+    action_dist=None,
+    n_actions: int | None = None,
+    context: bool = True,
+) -> dict[str, np.ndarray]:
+    """Rounds from a CSV file of the Open Bandit Dataset, for :func:`pyprog.forecast_value`:
+    a dict of columns it reads as they are, sorted by time.
+
+    The file as :func:`read_obd_csv` reads it (its columns, its checks, the same rows in
+    the same order), its ``timestamp`` the rounds' times. The context is OBP's: the user
+    features (``user_feature_0`` ..) one-hot encoded, each one's first category (in sorted
+    order) dropped, as OBP's loader encodes them (``pandas.get_dummies(...,
+    drop_first=True)``): 22 columns in campaign "all".
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    position : int or "all", optional
+        Which rows (:mod:`pyprog.logs.readers`' rule, with the file's positions 1, 2, 3).
+    action_dist : array_like, shape (rows, A, L) or (rows, A), optional
+        The policy to evaluate, one row per row of the file, in the file's order: its
+        probability of each item at each position (slot k is the file's k-th position,
+        OBP's numbering), or of each item whatever the position. Without it, no policy
+        columns: pass the policy to :func:`pyprog.forecast_value`.
+    n_actions : int, optional
+        A, the number of items; default ``action_dist``'s, else the largest ``item_id`` + 1
+        (as OBP's loader counts them: 80 in campaign "all").
+    context : bool
+        Whether to give the context columns (default True).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray, shape (rows,) each
+        The kept rows sorted by time (stable): ``time`` (UTC ``datetime64[ns]``), ``x0`` ..
+        ``x{d-1}`` (the context), ``action`` (the ``item_id``, int64), ``reward`` (the
+        ``click``), ``pscore`` (the ``propensity_score``), ``position`` (the file's), and
+        with ``action_dist`` ``pi_0`` .. ``pi_{A-1}``: π's probability of each item at the
+        row's position.
+
+    Raises
+    ------
+    LogFormatError
+        As :func:`read_obd_csv`, naming the file, line and column; also an ``item_id``
+        outside 0 .. A−1, an ``action_dist`` of the wrong shape, outside [0, 1], not
+        summing to 1 over the items, or with fewer positions than the file's rows use.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "all.csv"
+    >>> _ = path.write_text(
+    ...     ",timestamp,item_id,position,click,propensity_score,user_feature_0\\n"
+    ...     "0,2019-11-24 00:00:19+00:00,1,1,0,0.5,81ce\\n"
+    ...     "1,2019-11-24 00:00:17+00:00,0,1,1,0.5,03a5\\n")
+    >>> rounds = read_obd_rounds(path, action_dist=[[0.9, 0.1], [0.9, 0.1]])
+    >>> rounds["action"].tolist(), rounds["x0"].tolist(), rounds["pi_0"].tolist()
+    ([0, 1], [0.0, 1.0], [0.9, 0.9])
+    """
+    name, columns, lines = _read_obd_columns(path, _is_user_feature if context else ())
+    item = columns["item_id"]
+    dist = None if action_dist is None else numbers(action_dist, "action_dist", name)
+    n_actions = _obd_actions(name, item, lines, dist, n_actions)
+    pi = None if dist is None else _obd_pi(name, dist, columns["position"], n_actions)
     keep = choose_positions(columns["position"], position, "position", name)
-    order = np.flatnonzero(keep)
-    order = order[np.argsort(columns["timestamp"][order], kind="stable")]
-    return Logs.from_arrays(
-        columns["click"][order],
-        log_pi[order],
-        log_beta[order],
-        episode=order,
-        timestamp=columns["timestamp"][order],
-        source=f"{name} (Open Bandit Dataset)",
-    )
+    return _as_rounds(
+        _obd_time_order(columns, keep), columns["timestamp"],
+        _one_hot_users(columns) if context else None, item, columns["click"],
+        columns["propensity_score"], columns["position"], pi,
+    )  # fmt: skip

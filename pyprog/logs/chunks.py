@@ -164,7 +164,7 @@ class ArraySource(RoundSource):
             yield self.whole.rows(lo, min(n, lo + self.chunk_rows))
 
 
-def rounds_of(frame, columns: dict, policy, n_actions: int | None):
+def rounds_of(frame, columns: dict, policy, n_actions: int | None, canonical: bool = True):
     """A log's columns as checked rounds in their canonical order, and π_e at them.
 
     Parameters
@@ -176,12 +176,14 @@ def rounds_of(frame, columns: dict, policy, n_actions: int | None):
     policy : array_like, str, list of str, or callable
         π_e (:func:`policy_columns`).
     n_actions : int or None
+    canonical : bool
+        Put the rounds in their canonical order (a shuffled log gives the same rounds);
+        a chunk of a streamed log keeps its order (the sums it gives do not depend on it).
 
     Returns
     -------
     chunk : Chunk
-        The rounds (canonical order: a shuffled log gives the same rounds) and π_e at them
-        (None for a callable).
+        The rounds and π_e at them (None for a callable).
     n_actions : int
     dated : bool
         Whether the times were dates.
@@ -197,8 +199,10 @@ def rounds_of(frame, columns: dict, policy, n_actions: int | None):
     ps = np.asarray(column(frame, columns["pscore"], "pscore"))
     pi, n_actions = policy_columns(frame, policy, n_actions, rews.shape[0])
     rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
-    order = rounds.canonical_order()
-    chunk = Chunk(rounds.take(order), None if pi is None else pi[order])
+    chunk = Chunk(rounds, pi)
+    if canonical:
+        order = rounds.canonical_order()
+        chunk = Chunk(rounds.take(order), None if pi is None else pi[order])
     return chunk, n_actions, np.asarray(raw).dtype.kind not in "biuf"
 
 

@@ -279,15 +279,60 @@ def _pyarrow():
 
 @dataclass
 class _Part:
-    """One file of a dataset: its table and the partition keys of its folders."""
+    """One file of a dataset: its schema, its number of rows (from the footer) and the
+    partition keys of its folders; its columns are read when asked for."""
 
     path: str
-    table: Any
+    schema: Any
+    rows: int
     keys: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def rows(self) -> int:
-        return int(self.table.num_rows)
+    def column(self, name: str) -> np.ndarray:
+        """Column ``name`` of this file (a partition key repeated), as NumPy."""
+        if name in self.keys:
+            value = self.keys[name]
+            return np.full(self.rows, value, dtype=object if isinstance(value, str) else None)
+        pq, _ = _pyarrow()
+        with _reading(self.path):
+            table = pq.read_table(self.path, columns=[name])
+        return _arrow_values(table.column(name), name, self.path)
+
+    def batches(self, names: Sequence[str], rows: int) -> Iterator[tuple[int, dict]]:
+        """``(first row, {name: array})`` for each batch of at most ``rows`` rows, reading
+        only the columns ``names`` (partition keys repeated)."""
+        pq, _ = _pyarrow()
+        stored = [n for n in names if n not in self.keys]
+        start = 0
+        with _reading(self.path), pq.ParquetFile(self.path) as parquet:
+            for batch in parquet.iter_batches(batch_size=rows, columns=stored):
+                cols = {n: _arrow_values(batch.column(n), n, self.path) for n in stored}
+                for n in names:
+                    if n in self.keys:
+                        value = self.keys[n]
+                        kind = object if isinstance(value, str) else None
+                        cols[n] = np.full(batch.num_rows, value, dtype=kind)
+                yield start, cols
+                start += batch.num_rows
+
+
+class _reading:
+    """Errors of pyarrow reading a file, as a ValueError naming it (a context manager)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        # pyarrow's own errors (ArrowInvalid, ...) and the OS's; not pyprog's ValueErrors
+        if isinstance(exc, OSError) or type(exc).__module__.startswith("pyarrow"):
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(
+                f"{self.path}: not a Parquet file, or a corrupted one (pyarrow: {why}); write "
+                "it again or move it out of the folder"
+            ) from None
+        return False
 
 
 def _data_files(root: str) -> list[str]:
@@ -305,22 +350,16 @@ def _data_files(root: str) -> list[str]:
     return found
 
 
-def _read_file(path: str, pq) -> Any:
-    """The whole table of one Parquet file; an empty or unreadable file named."""
+def _open_file(path: str, pq) -> tuple[Any, int]:
+    """One Parquet file's schema and number of rows, from its footer; an empty or
+    unreadable file named."""
     if os.path.getsize(path) == 0:
         raise ValueError(
             f"{path}: an empty file (0 bytes) is not a Parquet file: remove it or write it "
             "again (a Parquet file without rows still has a footer)"
         )
-    try:
-        with pq.ParquetFile(path) as parquet:
-            return parquet.read()
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(
-            f"{path}: not a Parquet file, or a corrupted one (pyarrow: {why}); write it again "
-            "or move it out of the folder"
-        ) from None
+    with _reading(path), pq.ParquetFile(path) as parquet:
+        return parquet.schema_arrow, int(parquet.metadata.num_rows)
 
 
 def _partition_keys(root: str, files: list[str], ds) -> tuple[list[dict], list[str]]:
@@ -343,12 +382,12 @@ def _read_parts(name: str) -> tuple[list[_Part], list[str]]:
     pq, ds = _pyarrow()
     if os.path.isdir(name):
         files = _data_files(name)
-        parts = [_Part(f, _read_file(f, pq)) for f in files]
+        parts = [_Part(f, *_open_file(f, pq)) for f in files]
         keys, order = _partition_keys(name, files, ds)
         for part, found in zip(parts, keys, strict=True):
             part.keys = found
     elif os.path.isfile(name):
-        parts, order = [_Part(name, _read_file(name, pq))], []
+        parts, order = [_Part(name, *_open_file(name, pq))], []
     else:
         raise ValueError(f"{name}: no such file or folder")
     _check_keys(parts, order)
@@ -368,7 +407,7 @@ def _check_keys(parts: list[_Part], order: list[str]) -> None:
                     f"{part.path}: partition column {key!r} is null ({key}="
                     f"__HIVE_DEFAULT_PARTITION__, a missing value): give those rows a {key}"
                 )
-            if key in part.table.schema.names:
+            if key in part.schema.names:
                 raise ValueError(
                     f"{part.path}: column {key!r} is both in the file and a partition folder "
                     f"({key}=...): drop it from one of them"
@@ -409,10 +448,10 @@ def _check_schemas(parts: list[_Part]) -> None:
     """The same column names in every file, and of one kind (:data:`_KINDS`) in those with
     rows (a file without rows often has its columns typed loosely, as null)."""
     ref = next((p for p in parts if p.rows), parts[0])
-    names = ref.table.schema.names
+    names = ref.schema.names
     _check_unique(names, ref.path)
     for part in parts:
-        other = part.table.schema.names
+        other = part.schema.names
         lacking = [c for c in names if c not in other]
         if lacking:
             raise ValueError(
@@ -430,8 +469,8 @@ def _check_schemas(parts: list[_Part]) -> None:
 
 
 def _check_types(part: _Part, ref: _Part) -> None:
-    for name in ref.table.schema.names:
-        want, got = ref.table.schema.field(name).type, part.table.schema.field(name).type
+    for name in ref.schema.names:
+        want, got = ref.schema.field(name).type, part.schema.field(name).type
         if "null" not in (str(want), str(got)) and _kind(want) != _kind(got):
             raise ValueError(
                 f"{part.path}: column {name!r} holds {got} ({_kind(got)}) where {ref.path} "
@@ -441,14 +480,7 @@ def _check_types(part: _Part, ref: _Part) -> None:
 
 def _part_column(parts: list[_Part], name: str) -> np.ndarray:
     """Column ``name`` of every file with rows, in order (a partition key repeated)."""
-    pieces = []
-    for part in [p for p in parts if p.rows] or parts[:1]:
-        if name in part.keys:
-            value = part.keys[name]
-            dtype = object if isinstance(value, str) else None
-            pieces.append(np.full(part.rows, value, dtype=dtype))
-        else:
-            pieces.append(_arrow_values(part.table.column(name), name, part.path))
+    pieces = [part.column(name) for part in [p for p in parts if p.rows] or parts[:1]]
     return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
 
@@ -503,7 +535,7 @@ def parquet_columns(path: str | os.PathLike) -> Columns:
     """
     name = os.fsdecode(path)
     parts, order = _read_parts(name)
-    names = [*parts[0].table.schema.names, *order]
+    names = [*parts[0].schema.names, *order]
     return Columns(names, lambda column: _part_column(parts, column))
 
 

@@ -245,51 +245,59 @@ class ChunkEstimates:
     context_part: dict  #: phi label -> (n,) Σ_a π_e(a|x_i) q̂(x_i, 0, a)
 
 
-def _direct_terms(chunk: Chunk, plan: Plan, fitted: Fitted, key, dist, label, fold) -> tuple:
-    """q̂ at the logged actions, the own and pooled direct terms and the context part."""
-    r = chunk.rounds
-    z = plan.inputs(r, plan.phis[label])
+def _direct_terms(r: Rounds, z: np.ndarray, bounds: np.ndarray, dist: np.ndarray,
+                  models: list, pooled_means: tuple | None) -> tuple:  # fmt: skip
+    """q̂ at the logged actions, the own direct term, and (with ``pooled_means`` = (p̄, x̄))
+    the pooled one and the context part, for rounds sorted by fold (fold k is rows
+    ``bounds[k]:bounds[k + 1]``)."""
+    A, K = dist.shape[1], len(models)
     k_time = z.shape[1] - r.context.shape[1]
-    models, A, K = fitted.models[label], plan.n_actions, plan.n_folds
     q_logged, own, pooled, part = (np.empty(r.n) for _ in range(4))
     for k, model in enumerate(models):
-        rows = np.flatnonzero(fold == k)
-        if rows.size == 0:
+        rows = slice(int(bounds[k]), int(bounds[k + 1]))
+        if rows.start == rows.stop:
             continue
         q = predict_all(model, z[rows], A, k, K)  # q̂(x_i, φ(t_i), ·)
-        q_logged[rows] = q[np.arange(rows.size), r.action[rows]]
-        own[rows] = (dist[rows] * q).sum(axis=1)
-        if plan.pool:
+        q_logged[rows] = np.take_along_axis(q, r.action[rows, None], axis=1)[:, 0]
+        own[rows] = np.einsum("ia,ia->i", dist[rows], q)
+        if pooled_means is not None:
             pooled[rows], part[rows] = pooled_direct_rows(
-                model, (k, K), r.context[rows], q, dist[rows], fitted.p_bar[key],
-                fitted.x_bar[key], k_time,
-            )  # fmt: skip
-    return q_logged, own, pooled if plan.pool else None, part if plan.pool else None
+                model, (k, K), r.context[rows], q, dist[rows], *pooled_means, k_time
+            )
+    if pooled_means is None:
+        return q_logged, own, None, None
+    return q_logged, own, pooled, part
 
 
 def estimate_chunk(chunk: Chunk, plan: Plan, fitted: Fitted, keys) -> dict:
     """The estimate pass of one chunk: ``{dist key: ChunkEstimates}`` for each key asked.
 
     Labels: an estimator's name (IS, SNIS), or its name and the time input's suffix, with
-    ``"-pooled"`` before it for the pooled direct term (``"dr-pooled"``).
+    ``"-pooled"`` before it for the pooled direct term (``"dr-pooled"``). The rounds are
+    taken in fold order (one sort), so each fold model predicts a contiguous slice.
     """
-    r = chunk.rounds
-    dists, fold = plan.dists(chunk), plan.folds(r)
+    fold = plan.folds(chunk.rounds)
+    order = np.argsort(fold, kind="stable")
+    r = chunk.rounds.take(order)
+    chunk = Chunk(r, None if chunk.pi is None else chunk.pi[order])
+    bounds = np.searchsorted(fold[order], np.arange(plan.n_folds + 1))
+    dists = plan.dists(chunk)
+    z = {label: plan.inputs(r, phi) for label, phi in plan.phis.items()} if plan.uses_q else {}
+    groups = np.zeros(r.n, dtype=np.int64)
     out = {}
     for key in keys:
         dist = dists[key]
         w = _weights(dist, r)
-        groups = np.zeros(r.n, dtype=np.int64)
+        means = (fitted.p_bar[key], fitted.x_bar[key]) if plan.pool else None
+        terms = {label: _direct_terms(r, z[label], bounds, dist, fitted.models[label], means)
+                 for label in z}  # fmt: skip
         values, parts = {}, {}
         for name in plan.kinds:
             kind = ROUND_ESTIMATORS[name]()
             if not kind.uses_reward_model:
                 values[name] = kind.pseudo_outcomes(RoundInputs(r.reward, w, groups))
                 continue
-            for label in plan.phis:
-                q_logged, own, pooled, part = _direct_terms(
-                    chunk, plan, fitted, key, dist, label, fold
-                )
+            for label, (q_logged, own, pooled, part) in terms.items():
                 values[name + label] = kind.pseudo_outcomes(
                     RoundInputs(r.reward, w, groups, q_logged, own)
                 )

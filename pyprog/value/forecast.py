@@ -60,6 +60,8 @@ import numpy as np
 from pyprog.logs.chunks import CHUNK_ROWS, ArraySource, RoundSource, rounds_of
 from pyprog.logs.columns import log_columns as _columns
 from pyprog.logs.rounds_csv import read_rounds_csv
+from pyprog.logs.streams import DaskSource, ParquetSource, is_dask_frame
+from pyprog.logs.tables import is_parquet_path
 from pyprog.logs.times import forecast_targets, many_targets
 from pyprog.offpolicy.chunked import Plan
 from pyprog.offpolicy.estimates import ESTIMATORS, ROUND_ESTIMATORS
@@ -329,8 +331,13 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
 
 
 def _source(log, time: str, columns: dict, policy, n_actions, reward_model) -> RoundSource:
-    """The log as chunks: in memory (one chunk for a reward model whose fit does not
-    merge over chunks)."""
+    """The log as chunks: a Dask DataFrame's partitions, a Parquet file or folder read in
+    batches, or a log in memory (one chunk for a reward model whose fit does not merge
+    over chunks)."""
+    if is_dask_frame(log):  # on the cluster, partition by partition
+        return DaskSource(log, columns, policy, n_actions)
+    if isinstance(log, (str, os.PathLike)) and is_parquet_path(log):  # streamed from disk
+        return ParquetSource(log, columns, policy, n_actions)
     frame, path = _columns(log)
     if frame is None:
         frame = read_rounds_csv(path, time=time)

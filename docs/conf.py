@@ -97,6 +97,7 @@ API_MODULES = {
         "pyprog.logs.columns",
         "pyprog.logs.chunks",
         "pyprog.logs.tables",
+        "pyprog.logs.streams",
         "pyprog.logs.readers",
         "pyprog.logs.readers.bandit",
         "pyprog.logs.readers.episodes",

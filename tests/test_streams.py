@@ -105,3 +105,22 @@ def test_a_dask_local_cluster_gives_the_forecast_in_memory(log, in_memory):
             distributed.Client(cluster):  # fmt: skip
         frame = dd.from_pandas(pd.DataFrame(log), npartitions=4)
         same(forecast_value(frame, "pi_", at="2024-01-20"), in_memory)
+
+
+def test_the_command_line_streams_a_parquet_file_or_folder(tmp_path, log, in_memory, capsys):
+    import json
+
+    from pyprog.cli.main import main
+
+    folder = write_folder(tmp_path / "log", log)
+    single = tmp_path / "rounds.parquet"
+    pq.write_table(pa.table(log), single)
+    for path in (folder, single):
+        out = tmp_path / "out.json"
+        code = main(["forecast", str(path), "--time", "time", "--at", "2024-01-20",
+                     "--json", str(out)])  # fmt: skip
+        assert code == 0, capsys.readouterr()
+        assert json.loads(out.read_text())["value"] == pytest.approx(in_memory.value, rel=1e-9)
+    code = main(["forecast", str(single), "--time", "time", "--at", "2024-01-20",
+                 "--compact-dates", "date"])  # fmt: skip
+    assert code == 2 and "--compact-dates: for CSV logs" in capsys.readouterr().err

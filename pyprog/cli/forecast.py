@@ -59,7 +59,8 @@ def _split(candidates: str | None) -> list[str] | None:
 
 def _check_files(args: argparse.Namespace) -> None:
     """The log can be read, and no output (--json, --plot) is the log or each other."""
-    check_input("LOGS", args.logs)
+    if not (getattr(args, "time", None) and os.path.isdir(args.logs)):  # a Parquet folder
+        check_input("LOGS", args.logs)
     refuse_overwrite({"LOGS": args.logs}, {"--json": args.json, "--plot": args.plot})
 
 
@@ -272,9 +273,15 @@ def _check_value_options(args: argparse.Namespace) -> None:
 
 
 def _read_rounds(args: argparse.Namespace) -> tuple:
-    """The log's columns and each row's line in the file (for messages)."""
+    """The log's columns and each row's line in the file (for messages); a Parquet file or
+    folder as its path, which forecast_value streams (its messages name file and row)."""
     from pyprog.logs.rounds_csv import read_rounds
+    from pyprog.logs.tables import is_parquet_path
 
+    if is_parquet_path(args.logs):
+        if args.compact_dates is not None:
+            raise ValueError("--compact-dates: for CSV logs (Parquet keeps dates as dates)")
+        return args.logs, []
     return read_rounds(args.logs, time=args.time, compact_dates=args.compact_dates)
 
 
@@ -479,8 +486,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     tv.add_argument(
         "--time", default=None, metavar="COL",
-        help="the time column (numbers in days, or ISO-8601 dates): LOGS.csv holds one row "
-        "per round; forecast the policy's value --at a date or --over a window",
+        help="the time column (numbers in days, or ISO-8601 dates): LOGS (a CSV file, or a "
+        "Parquet file or folder, streamed) holds one row per round; forecast the policy's "
+        "value --at a date or --over a window",
     )  # fmt: skip
     tv.add_argument(
         "--at", default=None, nargs="+", action="extend", metavar="DATE",

@@ -12,7 +12,9 @@ The floor beneath everything that estimates or forecasts from logged data. Two k
   :mod:`.rounds_csv`), from Parquet files (:func:`read_rounds_table`) or pyarrow and
   Polars tables (:mod:`.tables`), from the columns of a DataFrame or a dict
   (:mod:`.columns`), or from OBP and the Open Bandit Dataset (:func:`rounds_from_obp`,
-  :func:`read_obd_rounds`).
+  :func:`read_obd_rounds`). The rounds path reads a log as chunks (:mod:`.chunks`: a
+  :class:`~pyprog.logs.chunks.RoundSource` in memory), and a log larger than memory
+  streamed (:mod:`.streams`: a Parquet folder in batches, a Dask DataFrame by partition).
 
 Times, for both: :mod:`.times` (numbers of days, dates, ISO-8601 text; :func:`as_days`).
 

@@ -37,7 +37,7 @@ __all__ = [
 
 #: Rounds per chunk: a pass's temporaries (the reward model's inputs, q̂ for every action)
 #: stay near CHUNK_ROWS · (d + k + A) doubles, a few hundred MB at most.
-CHUNK_ROWS = 1 << 18
+CHUNK_ROWS = 1 << 14
 
 
 @dataclass(frozen=True)

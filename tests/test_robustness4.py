@@ -125,8 +125,9 @@ class TestItem1NoOutputOverwritesAnInput:
         assert store.read_bytes() == b"not touched"
 
     def test_a_directory_as_the_log_is_named(self, tmp_path, capsys):
+        # with --time a folder is a Parquet dataset (issue 51): one without data is named
         one_line_error(capsys, ["forecast", str(tmp_path), "--time", "time", "--at", "5"],
-                       "is a directory")  # fmt: skip
+                       "a folder with no Parquet files")  # fmt: skip
         one_line_error(capsys, ["forecast", str(tmp_path)], "is a directory")
 
     def test_a_result_next_to_the_log_is_still_written(self, tmp_path, capsys):

@@ -56,6 +56,7 @@ __all__ = [
     "Plan",
     "estimate_chunk",
     "fit_chunk",
+    "mergeable",
 ]
 
 
@@ -82,9 +83,12 @@ class Plan:
         Also the pooled direct term (the reward model must be affine in its inputs).
     seed : int
         The hashed folds' seed.
+    n_folds : int
+        K, the cross-fitting folds.
     reward_model : object or None
-        None: :class:`ActionRidge` (its moments merge over chunks); another model needs
-        the whole log in one chunk.
+        None: :class:`ActionRidge` (its moments merge over chunks, as any model's with
+        ``fold_moments``, :func:`mergeable`); another model needs the whole log in one
+        chunk.
     """
 
     kinds: tuple
@@ -103,6 +107,13 @@ class Plan:
     def uses_q(self) -> bool:
         return any(ROUND_ESTIMATORS[k].uses_reward_model for k in self.kinds)
 
+    @property
+    def ridge(self):
+        """The reward model whose fit is a sum over rounds (``fold_moments`` and
+        ``from_fold_moments``, as :class:`ActionRidge`), or None for another model."""
+        model = ActionRidge(self.n_actions) if self.reward_model is None else self.reward_model
+        return model if mergeable(model) else None
+
     def folds(self, rounds: Rounds) -> np.ndarray:
         """Each round's fold, from a hash of its time (to :data:`TIME_GRAIN` days) and
         context: not of its action, propensity or reward, so that a round's fold is
@@ -116,16 +127,17 @@ class Plan:
         """z = [context, τ(t)], the reward model's inputs before the action: (n, k)."""
         return reward_features(rounds.context, time_inputs(phi, rounds.times, *self.span))
 
-    def dists(self, chunk: Chunk) -> dict:
+    def dists(self, chunk: Chunk, keys=None) -> dict:
         """π_e at the chunk's rounds: ``"log"`` at their own times, and, for a callable, at
-        each target's time (keys 0, 1, ...)."""
+        each target's time (keys 0, 1, ...); only ``keys`` when given."""
         r = chunk.rounds
         if self.policy is None:
             return {"log": chunk.pi}
-        out = {"log": policy_action_dist(self.policy, r.context, r.times, self.n_actions)}
-        for g, when in enumerate(self.targets):
-            at = np.full(r.n, when)
-            out[g] = policy_action_dist(self.policy, r.context, at, self.n_actions)
+        keys = ("log", *range(len(self.targets))) if keys is None else keys
+        out = {}
+        for key in keys:
+            when = r.times if key == "log" else np.full(r.n, self.targets[key])
+            out[key] = policy_action_dist(self.policy, r.context, when, self.n_actions)
         return out
 
 
@@ -148,8 +160,9 @@ class FitSums:
     def merge(self, other: FitSums) -> FitSums:
         if self.models is not None or other.models is not None:
             raise ValueError(
-                "reward_model: only the default ActionRidge (whose sums merge) can be fitted "
-                "on a log read in chunks; read the log into memory to use another model"
+                "reward_model: only a model whose fit is a sum over rounds (ActionRidge's "
+                "fold_moments) can be fitted on a log read in chunks; read the log into "
+                "memory to use another model"
             )
         add = lambda a, b: {k: a[k] + b[k] for k in a}  # noqa: E731
         return FitSums(
@@ -161,6 +174,12 @@ class FitSums:
             {k: self.weights[k].merge(other.weights[k]) for k in self.weights},
             {k: self.differs[k] or other.differs[k] for k in self.differs},
         )
+
+
+def mergeable(reward_model) -> bool:
+    """Whether a reward model's fit is a sum over rounds, so chunks' fits merge."""
+    return all(callable(getattr(reward_model, m, None))
+               for m in ("fold_moments", "from_fold_moments"))  # fmt: skip
 
 
 def _weights(dist: np.ndarray, rounds: Rounds) -> np.ndarray:
@@ -176,8 +195,8 @@ def fit_chunk(chunk: Chunk, plan: Plan) -> FitSums:
     moments, models = {}, None
     if plan.uses_q:
         X = {label: plan.inputs(r, phi) for label, phi in plan.phis.items()}
-        if plan.reward_model is None:
-            ridge = ActionRidge(plan.n_actions)
+        ridge = plan.ridge
+        if ridge is not None:
             for label, z in X.items():
                 shift = np.concatenate([plan.shift, np.zeros(z.shape[1] - plan.shift.size)])
                 moments[label] = ridge.fold_moments(
@@ -220,7 +239,7 @@ class Fitted:
     def of(cls, sums: FitSums, plan: Plan) -> Fitted:
         models = sums.models
         if models is None:
-            ridge = ActionRidge(plan.n_actions)
+            ridge = plan.ridge
             models = {}
             for label, moments in sums.moments.items():
                 k = moments.shape[2] - 2
@@ -281,7 +300,7 @@ def estimate_chunk(chunk: Chunk, plan: Plan, fitted: Fitted, keys) -> dict:
     r = chunk.rounds.take(order)
     chunk = Chunk(r, None if chunk.pi is None else chunk.pi[order])
     bounds = np.searchsorted(fold[order], np.arange(plan.n_folds + 1))
-    dists = plan.dists(chunk)
+    dists = plan.dists(chunk, keys)
     z = {label: plan.inputs(r, phi) for label, phi in plan.phis.items()} if plan.uses_q else {}
     groups = np.zeros(r.n, dtype=np.int64)
     out = {}

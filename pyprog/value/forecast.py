@@ -63,7 +63,7 @@ from pyprog.logs.rounds_csv import read_rounds_csv
 from pyprog.logs.streams import DaskSource, ParquetSource, is_dask_frame
 from pyprog.logs.tables import is_parquet_path
 from pyprog.logs.times import forecast_targets, many_targets
-from pyprog.offpolicy.chunked import Plan
+from pyprog.offpolicy.chunked import Plan, mergeable
 from pyprog.offpolicy.estimates import ESTIMATORS, ROUND_ESTIMATORS
 from pyprog.offpolicy.support import Support, warn_support
 from pyprog.timeseries.errors import ForecastError
@@ -342,7 +342,7 @@ def _source(log, time: str, columns: dict, policy, n_actions, reward_model) -> R
     if frame is None:
         frame = read_rounds_csv(path, time=time)
     chunk, n_actions, dated = rounds_of(frame, columns, policy, n_actions)
-    rows = None if reward_model is not None else CHUNK_ROWS
+    rows = CHUNK_ROWS if reward_model is None or mergeable(reward_model) else None
     return ArraySource(chunk, rows, dated)
 
 

@@ -118,8 +118,8 @@ class Plan:
         """Each round's fold, from a hash of its time (to :data:`TIME_GRAIN` days) and
         context: not of its action, propensity or reward, so that a round's fold is
         independent of what was played and what it earned given when and for whom, as
-        cross-fitting needs (a hash of the reward would keep identical rounds out of each
-        other's models, and bias DR where rewards are discrete)."""
+        cross-fitting's guarantee asks (a fold that depends on the outcome biases DR:
+        ``tests/test_chunked.py`` shows it, and that this one does not)."""
         ticks = np.round(rounds.times / TIME_GRAIN)  # dates and their day numbers agree
         return HashedFolds(self.n_folds, self.seed).fold_ids([ticks, rounds.context])
 

@@ -21,20 +21,10 @@ OBD = os.environ.get("PYPROG_OBD_PATH", "/tmp/obp/obp-0.5.7/obp/dataset/obd")
 
 
 def feedback(n=60, n_actions=4, len_list=3, seed=0):
-    """A bandit_feedback dict with OBP's keys (obp.types.BanditFeedback) and an action_dist."""
-    rng = np.random.default_rng(seed)
-    fb = {
-        "n_rounds": n,
-        "n_actions": n_actions,
-        "action": rng.integers(n_actions, size=n),
-        "position": rng.integers(len_list, size=n),
-        "reward": rng.binomial(1, 0.3, size=n).astype(float),
-        "pscore": rng.uniform(0.05, 1.0, size=n),
-        "context": rng.normal(size=(n, 2)),
-        "action_context": np.eye(n_actions),
-    }
-    dist = rng.dirichlet(np.ones(n_actions), size=(n, len_list)).transpose(0, 2, 1)
-    return fb, dist
+    """OBP's bandit feedback and an action_dist, as the episode readers' tests build them."""
+    from test_readers import obp_feedback
+
+    return obp_feedback(n, n_actions, len_list, seed)
 
 
 # -- OBP's feedback ------------------------------------------------------------------------------

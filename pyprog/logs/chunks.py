@@ -99,15 +99,19 @@ class Scan:
 
 
 class RoundSource:
-    """Where a log's chunks come from. Subclasses define :meth:`chunks` and :attr:`scan`."""
+    """Where a log's chunks come from. Subclasses define :meth:`chunks` (and may run
+    :meth:`map_reduce` elsewhere, as on a cluster)."""
 
     #: Whether the log's times were dates (a plot reads them so).
     dated: bool = False
+    _scan: Scan | None = None
 
     @property
     def scan(self) -> Scan:
-        """The whole log's :class:`Scan`."""
-        raise NotImplementedError
+        """The whole log's :class:`Scan`: a first pass, once."""
+        if self._scan is None:
+            self._scan = self.map_reduce(Scan.of)
+        return self._scan
 
     @property
     def one_chunk(self) -> bool:

@@ -24,7 +24,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 
-from pyprog.logs.chunks import CHUNK_ROWS, Chunk, RoundSource, Scan, rounds_of
+from pyprog.logs.chunks import CHUNK_ROWS, Chunk, RoundSource, rounds_of
 from pyprog.logs.columns import column_names
 from pyprog.logs.tables import _read_parts
 
@@ -107,13 +107,6 @@ class ParquetSource(RoundSource):
         self.names = self.spec.names([*self.parts[0].schema.names, *self.parts[0].keys])
         self.chunk_rows = max(1, int(chunk_rows))
         self.dated = _is_time_dated(self.parts[0], columns["time"])
-        self._scan: Scan | None = None
-
-    @property
-    def scan(self) -> Scan:
-        if self._scan is None:
-            self._scan = self.map_reduce(Scan.of)
-        return self._scan
 
     def chunks(self) -> Iterator[Chunk]:
         for part in self.parts:
@@ -173,13 +166,6 @@ class DaskSource(RoundSource):
         self.frame = frame[self.spec.names(names)]
         kind = str(frame.dtypes[columns["time"]]) if columns["time"] in names else ""
         self.dated = kind.startswith(("datetime", "object", "string"))
-        self._scan: Scan | None = None
-
-    @property
-    def scan(self) -> Scan:
-        if self._scan is None:
-            self._scan = self.map_reduce(Scan.of)
-        return self._scan
 
     def chunks(self) -> Iterator[Chunk]:
         for k, part in enumerate(self.frame.to_delayed()):

@@ -204,3 +204,16 @@ def test_hashed_folds_keep_dr_unbiased_where_many_rounds_share_a_time():
         means.append(float(g.count @ g.mean) / n)
     se = np.std(means, ddof=1) / np.sqrt(len(means))
     assert abs(np.mean(means) - truth) < 4 * se, (np.mean(means), truth, se)
+
+
+def test_chunks_on_threads_give_the_numbers_of_one_thread(monkeypatch):
+    import pyprog.logs.chunks as chunks
+
+    log, pi = year(n=3000)
+    monkeypatch.setattr(value_forecast, "CHUNK_ROWS", 400)
+    monkeypatch.setattr(chunks, "workers", lambda: 2)
+    threaded = forecast_value(log, pi, at=[380.0, 420.0])
+    monkeypatch.setattr(chunks, "workers", lambda: 1)
+    alone = forecast_value(log, pi, at=[380.0, 420.0])
+    for a, b in zip(threaded, alone, strict=True):  # merged in the chunks' order: the same bits
+        assert (a.value, a.low, a.high, a.se) == (b.value, b.low, b.high, b.se)

@@ -16,7 +16,10 @@ May import :mod:`pyprog.utils` and :mod:`pyprog._ext`.
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +107,9 @@ class RoundSource:
 
     #: Whether the log's times were dates (a plot reads them so).
     dated: bool = False
+    #: Whether chunks may run on several threads at once (not with a user's callable,
+    #: which need not be thread-safe).
+    threads: bool = True
     _scan: Scan | None = None
 
     @property
@@ -123,12 +129,42 @@ class RoundSource:
         raise NotImplementedError
 
     def map_reduce(self, fn: Callable, *args):
-        """``fn(chunk, *args)`` for every chunk, merged (``a.merge(b)``) into one."""
-        out = None
-        for chunk in self.chunks():
-            part = fn(chunk, *args)
-            out = part if out is None else out.merge(part)
+        """``fn(chunk, *args)`` for every chunk, merged (``a.merge(b)``) into one.
+
+        The chunks run on :func:`workers` threads when :attr:`threads` (NumPy releases the
+        GIL in its loops; BLAS kept to one thread each), at most twice as many in flight as
+        threads, and are merged in their order, so the result does not depend on the
+        threads' timing.
+        """
+        from threadpoolctl import threadpool_limits
+
+        n = workers() if self.threads else 1
+        if n == 1:
+            out = None
+            for chunk in self.chunks():
+                out = _merged(out, fn(chunk, *args))
+            return out
+        out, pending = None, deque()
+        with ThreadPoolExecutor(n) as pool, threadpool_limits(1, user_api="blas"):
+            for chunk in self.chunks():
+                pending.append(pool.submit(fn, chunk, *args))
+                if len(pending) > 2 * n:
+                    out = _merged(out, pending.popleft().result())
+            while pending:
+                out = _merged(out, pending.popleft().result())
         return out
+
+
+def workers() -> int:
+    """The threads a pass runs on: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _merged(out, part):
+    return part if out is None else out.merge(part)
 
 
 class ArraySource(RoundSource):
@@ -204,10 +240,16 @@ def rounds_of(frame, columns: dict, policy, n_actions: int | None, canonical: bo
     pi, n_actions = policy_columns(frame, policy, n_actions, rews.shape[0])
     rounds = check_rounds(ctx, times, acts, rews, ps, n_actions)
     chunk = Chunk(rounds, pi)
-    if canonical:
+    if canonical and not _in_canonical_order(rounds.times):
         order = rounds.canonical_order()
         chunk = Chunk(rounds.take(order), None if pi is None else pi[order])
     return chunk, n_actions, np.asarray(raw).dtype.kind not in "biuf"
+
+
+def _in_canonical_order(times: np.ndarray) -> bool:
+    """Whether the times increase strictly: then the canonical order is the log's own (no
+    copy of the log needed)."""
+    return bool(np.all(times[1:] > times[:-1]))
 
 
 def policy_columns(frame, policy, n_actions: int | None, n: int):

@@ -296,6 +296,7 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     source = _source(log, time, {"time": time, "context": context, "action": action,
                                  "reward": reward, "pscore": pscore}, policy, n_actions,
                      reward_model)  # fmt: skip
+    source.threads = not callable(policy)  # a user's callable need not be thread-safe
     many = many_targets(at, over)
     kinds = _estimator_kinds(estimator, source)
     affine = _check_pooling(pool_contexts, reward_model)

@@ -210,9 +210,12 @@ def forecast_value(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
 
     Parameters
     ----------
-    log : str, os.PathLike, pandas.DataFrame or dict of array_like
-        The rounds: a CSV path (:func:`read_rounds_csv`), a DataFrame or a dict of arrays
-        with the columns named below.
+    log : str, os.PathLike, DataFrame, table or dict of array_like
+        The rounds, with the columns named below: a CSV path (:func:`read_rounds_csv`), a
+        Parquet file or folder (streamed in batches: :mod:`pyprog.logs.streams`), a pandas
+        or Polars DataFrame, a pyarrow Table, a Dask DataFrame (partition by partition, on
+        the current ``dask.distributed`` client), or a dict of arrays. Every form gives the
+        same forecast (to rounding).
     policy : array_like of shape (n, A), str, list of str, or callable
         π_e: its probability of every action at each logged round, as an (n, A) array,
         as the columns of the log (a prefix: ``"pi_"`` takes ``pi_0``, ``pi_1``, ...; or

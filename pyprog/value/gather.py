@@ -124,7 +124,7 @@ def estimate_bins(source: RoundSource, plan: Plan, width: float) -> tuple[dict, 
     keys = ("log",)
     if any(sums.differs.values()):
         keys = tuple(range(len(plan.targets)))
-    for key in keys:
+    for key in dict.fromkeys(("log", *keys)):  # π_e at the log's times, and where it acts
         check_played(sums.played, sums.mass[key] / sums.n)
     gathered = source.map_reduce(gather_chunk, plan, fitted, keys, width)
     support = {}

@@ -41,13 +41,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pyprog.logs.rounds import check_rounds, policy_action_dist
+from pyprog.logs.rounds import Rounds, check_rounds, policy_action_dist
 from pyprog.logs.times import as_days
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.timeseries.features import PeriodBlocks, check_time_feature, checked_labels, one_hot
 from pyprog.timeseries.splits import N_FOLDS, Folds
 
-__all__ = ["DEFAULT_BLOCKS", "OPFVResult", "opfv", "opfv_select"]
+__all__ = ["DEFAULT_BLOCKS", "OPFVResult", "opfv", "opfv_action_values", "opfv_select"]
 
 #: Default candidates of :func:`opfv_select`: 1, 2, 4, ..., 64 blocks of a year. Nested (each
 #: block of one is a union of blocks of the next), so that a finer candidate is never more
@@ -115,7 +115,11 @@ class _Fitted:
     def level(self, target: float) -> int:
         return int(checked_labels(self.name, self.feature, np.array([target]))[0])
 
-    def terms(self, policy, target: float) -> tuple[np.ndarray, int]:
+    def action_values(self, target: float) -> tuple[np.ndarray, int]:
+        """OPFV's value of every action at every round for the target, C (n, A), and the
+        rounds matched: V̂(t') = 1/n Σ_i Σ_a π_e(a|x_i, t') C_ia, with
+        C_ia = f̂(x_i, φ(t'), a) + 1{a = a_i} 1{φ(t_i) = φ(t')} / P̂(φ(t')) · (r_i − f̂(x_i,
+        φ(t_i), a_i)) / π₀(a_i|x_i, t_i). Linear in π_e: what OPFV-PG differentiates."""
         log, level = self.log, self.level(target)
         match = self.labels == level
         n_matched = int(match.sum())
@@ -125,13 +129,66 @@ class _Fitted:
                 f"{target:g} ({self.feature!r}); OPFV needs past rounds with φ(t_i) = φ(t'): "
                 f"use a coarser time feature"
             )
-        pi_t = policy_action_dist(policy, log.context, np.full(log.n, target), log.n_actions)
         onehot_t = np.zeros((log.n, self.feature.n_levels))
         onehot_t[:, level] = 1.0
-        f_t = self.fit.predict(reward_features(log.context, onehot_t))  # f̂(x_i, φ(t'), ·)
-        w_t = pi_t[np.arange(log.n), log.action] / log.pscore
+        values = self.fit.predict(reward_features(log.context, onehot_t))  # f̂(x_i, φ(t'), ·)
         share = n_matched / log.n  # P̂(φ(t'))
-        return match / share * w_t * self.residual + (pi_t * f_t).sum(axis=1), n_matched
+        rows = np.arange(log.n)
+        values[rows, log.action] += match / share * self.residual / log.pscore
+        return values, n_matched
+
+    def terms(self, policy, target: float) -> tuple[np.ndarray, int]:
+        log = self.log
+        values, n_matched = self.action_values(target)
+        pi_t = policy_action_dist(policy, log.context, np.full(log.n, target), log.n_actions)
+        return (pi_t * values).sum(axis=1), n_matched
+
+
+def opfv_action_values(
+    log: Rounds,
+    at: float,
+    *,
+    time_feature,
+    reward_model=None,
+    n_folds: int = N_FOLDS,
+    random_state=None,
+) -> np.ndarray:
+    """OPFV's per-round value of every action at the target t', C of shape (n, A).
+
+    OPFV's estimate of any policy is linear in it, V̂(t') = 1/n Σ_i Σ_a π(a|x_i, t') C_ia
+    (:func:`opfv`), so the gradient of V̂ in a policy's parameters is a weighted policy
+    gradient with these values: OPFV-PG (Shimizu et al. 2025, Sec. 5).
+
+    Parameters
+    ----------
+    log : Rounds
+        Checked rounds (:func:`pyprog.logs.rounds.check_rounds`).
+    at : float
+        The target t' (days).
+    time_feature : time feature
+        φ, e.g. ``PeriodBlocks(365.25, 8)``.
+    reward_model, n_folds, random_state
+        As in :func:`opfv`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, A)
+
+    Examples
+    --------
+    >>> from pyprog.timeseries import PeriodBlocks
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.sort(rng.uniform(0, 365.25, 2000))
+    >>> a = rng.integers(0, 2, 2000)
+    >>> r = (a == 1) * PeriodBlocks(365.25, 4).labels(t) + rng.normal(0, 0.1, 2000)
+    >>> log = check_rounds(None, t, a, r, np.full(2000, 0.5), 2)
+    >>> c = opfv_action_values(log, 365.25 + 200, time_feature=PeriodBlocks(365.25, 4))
+    >>> c.mean(axis=0).round(1)  # arm 1 pays 2 in season 2
+    array([0., 2.])
+    """
+    fitted = _Fitted(log, time_feature, reward_model, n_folds, "random", random_state,
+                     "time_feature")  # fmt: skip
+    return fitted.action_values(float(at))[0]
 
 
 def opfv(  # noqa: PLR0913  (reviewed: docs/guides/development.md)

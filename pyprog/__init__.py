@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from pyprog.stats.summary import surrogate_regret
     from pyprog.timeseries.errors import ForecastError
     from pyprog.value.forecast import ValueForecast, forecast_value
+    from pyprog.value.future_policy import FuturePolicy
+    from pyprog.value.learning import LearnedPolicy, learn_for_future
 
 #: The module that defines each lazily loaded public name.
 _SOURCES = {
@@ -62,6 +64,8 @@ _SOURCES = {
     "pyprog.stats.summary": ("surrogate_regret",),
     "pyprog.timeseries.errors": ("ForecastError",),
     "pyprog.value.forecast": ("ValueForecast", "forecast_value"),
+    "pyprog.value.future_policy": ("FuturePolicy",),
+    "pyprog.value.learning": ("LearnedPolicy", "learn_for_future"),
 }  # fmt: skip
 __getattr__, __dir__ = lazy_names(__name__, _SOURCES)
 
@@ -72,8 +76,10 @@ __all__ = [
     "Forecast",
     "ForecastError",
     "Forecaster",
+    "FuturePolicy",
     "GaussianPolicy",
     "Hyper",
+    "LearnedPolicy",
     "Learner",
     "LogForecast",
     "PDISResult",
@@ -96,6 +102,7 @@ __all__ = [
     "forecast_design",
     "forecast_logs",
     "forecast_value",
+    "learn_for_future",
     "n_features",
     "nis_forecast",
     "nwis_forecast",

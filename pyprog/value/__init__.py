@@ -25,7 +25,11 @@ term's sampling error).
 * :mod:`.gather` — :func:`~pyprog.value.gather.estimate_bins`: the per-round estimates of
   a log in chunks, kept as per-bin sums (:class:`~pyprog.value.bins.BinSums`);
 * :mod:`.plot` — :func:`~pyprog.value.plot.plot_value_forecasts`, what
-  :meth:`ValueForecast.plot <pyprog.ValueForecast.plot>` draws.
+  :meth:`ValueForecast.plot <pyprog.ValueForecast.plot>` draws;
+* :mod:`.learning` — :func:`~pyprog.learn_for_future`, the policy for a future date learned
+  from the log, forecast on rounds it was not learned on and tested against the logging
+  policy; :mod:`.learners`, Prognosticator and the baselines, one class each;
+  :mod:`.future_policy`, :class:`~pyprog.FuturePolicy`, the policy as a plain file.
 
 May import :mod:`pyprog.offpolicy`, :mod:`pyprog.timeseries`, :mod:`pyprog.logs`,
 :mod:`pyprog.utils` and :mod:`pyprog._ext`; not its sibling :mod:`pyprog.forecast`. The

@@ -1,0 +1,385 @@
+"""Learners of a policy for a future date from logged rounds, one class each.
+
+Every gradient learner maximises an estimate of the value that is linear in the policy,
+
+    Ĵ(θ) = Σ_i Σ_a π_θ(a | x_i) ζ_i C_ia  + λ_H · mean_i H(π_θ(· | x_i)) − ½ λ₂ ‖W‖²,
+
+and they differ only in how they weight the past (ζ) and value the actions (C):
+
+* :class:`Prognosticator` (Chandak et al. 2020 on rounds): Ĵ is the forecast at the target
+  of the policy's pooled doubly robust per-round estimates (those of
+  :func:`pyprog.forecast_value`), f = Σ_i ζ_i Ŷ_i with ζ the model average's weights on the
+  rounds (:meth:`pyprog.value.ModelAverage.zeta`, spread over each day's rounds); ζ may
+  weigh some past rounds negatively (the paper's Fig. 4). The direct term and the
+  correction are forecast each by the model average of its own daily values, and ζ is
+  refitted at the current policy a few times (:attr:`Prognosticator.refits`), as it
+  depends on the policy's own daily values.
+* :class:`DRPolicyGradient`: the stationary doubly robust objective, ζ_i = 1/n, with q̂(x, a).
+* :class:`IPSPolicyGradient`: the stationary importance-weighted objective,
+  C_ia = 1{a = a_i} r_i / π₀(a_i | x_i).
+* :class:`OPFVPolicyGradient` (Shimizu et al. 2025): ζ_i = 1/n and C OPFV's action values
+  for the target with a time feature φ (:func:`pyprog.offpolicy.future_value.opfv_action_values`).
+* :class:`RegressionGreedy`: no gradient; argmax_a q̂(x, φ(t'), a) of a reward model with
+  the time inputs of :func:`pyprog.value.candidates.default_reward_time_model`,
+  extrapolated to the target.
+
+With M_ia = ζ_i C_ia, the gradient in the logits z_ib = W_b ψ_i + b_b is
+π_ib (M_ib − Σ_a π_ia M_ia) (and −(λ_H / n) π_ib (log π_ib + H_i) for the entropy); L-BFGS
+ascends Ĵ on the training stretches of the log, and of its iterates the one with the
+highest Ĵ on the held-out stretches (every fifth week: time-blocked, as the forecast's own
+cross-validation) is kept.
+A new learner is a subclass registered with :func:`register_future_learner`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import scipy.optimize
+
+from pyprog.logs.rounds import Rounds
+from pyprog.offpolicy.crossfit import cross_fit, reward_features
+from pyprog.offpolicy.estimates import time_inputs
+from pyprog.offpolicy.future_value import opfv_action_values
+from pyprog.offpolicy.reward_model import ActionRidge
+from pyprog.timeseries.features import PeriodBlocks
+from pyprog.value.averaging import ModelAverage
+from pyprog.value.bins import bin_estimates, bin_noise
+from pyprog.value.candidates import default_reward_time_model
+from pyprog.value.future_policy import softmax_pass
+
+__all__ = [
+    "FUTURE_LEARNERS",
+    "DRPolicyGradient",
+    "FutureLearner",
+    "IPSPolicyGradient",
+    "OPFVPolicyGradient",
+    "Prognosticator",
+    "RegressionGreedy",
+    "Training",
+    "register_future_learner",
+]
+
+#: Every registered learner by name.
+FUTURE_LEARNERS: dict[str, type[FutureLearner]] = {}
+#: Held-out stretches for early stopping: weeks w with w mod HOLDOUT_EVERY == HOLDOUT_EVERY − 1.
+HOLDOUT_EVERY = 5
+#: L-BFGS iterations at most per fit.
+MAX_ITER = 200
+#: Days of a window's grid for the reward model's time inputs (their mean over the window).
+WINDOW_POINTS = 64
+
+
+@dataclass
+class Training:
+    """The rounds one learner learns from, and what the learners share of them.
+
+    Attributes
+    ----------
+    rounds : Rounds
+        n checked rounds.
+    goal : tuple
+        ``("at", t')`` or ``("over", t₁, t₂)`` in days.
+    span : (float, float)
+        The whole log's first and last time (the reward model's time inputs are laid on it).
+    entropy, l2 : float
+        λ_H and λ₂, in units of the rewards' standard deviation.
+    bin_width : float
+    random_state : int
+    opfv_feature : time feature
+        φ of :class:`OPFVPolicyGradient`.
+    """
+
+    rounds: Rounds
+    goal: tuple
+    span: tuple
+    entropy: float
+    l2: float
+    bin_width: float
+    random_state: int
+    opfv_feature: object
+
+    @functools.cached_property
+    def scale(self) -> tuple[np.ndarray, np.ndarray]:
+        """The context's mean and standard deviation (1 where constant): shape (d,) each."""
+        x = self.rounds.context
+        sd = x.std(axis=0)
+        return x.mean(axis=0), np.where(sd > 0, sd, 1.0)
+
+    @functools.cached_property
+    def psi(self) -> np.ndarray:
+        """The standardised context the policy sees: shape (n, d)."""
+        mean, sd = self.scale
+        return (self.rounds.context - mean) / sd
+
+    @functools.cached_property
+    def held_out(self) -> np.ndarray:
+        """Whether each round is in a held-out week: shape (n,) of bool."""
+        week = np.floor((self.rounds.times - self.span[0]) / 7.0).astype(np.int64)
+        return week % HOLDOUT_EVERY == HOLDOUT_EVERY - 1
+
+    @functools.cached_property
+    def time_model(self):
+        """The reward model's time inputs: a trend, blocks of the year, the day of the week."""
+        return default_reward_time_model(*self.span)
+
+    def tau(self, times: np.ndarray) -> np.ndarray | None:
+        return time_inputs(self.time_model, times, *self.span)
+
+    @functools.cached_property
+    def timed_fit(self):
+        return self._cross_fitted(self.tau(self.rounds.times))
+
+    @property
+    def timed(self) -> np.ndarray:
+        """Cross-fitted q̂(x_i, τ(t_i), ·): shape (n, A)."""
+        return self.timed_fit.q_hat
+
+    @functools.cached_property
+    def untimed(self) -> np.ndarray:
+        """Cross-fitted q̂(x_i, ·): shape (n, A)."""
+        return self._cross_fitted(None).q_hat
+
+    def _cross_fitted(self, tau: np.ndarray | None):
+        r = self.rounds
+        return cross_fit(reward_features(r.context, tau), r.times, r.action, r.reward,
+                         r.n_actions, random_state=self.random_state)  # fmt: skip
+
+    def doubly_robust(self, q_hat: np.ndarray) -> np.ndarray:
+        """C_ia = q̂_ia + 1{a = a_i} (r_i − q̂_{i a_i}) / π₀(a_i|x_i): shape (n, A)."""
+        r, rows = self.rounds, np.arange(self.rounds.n)
+        values = q_hat.copy()
+        values[rows, r.action] += (r.reward - q_hat[rows, r.action]) / r.pscore
+        return values
+
+    def target_tau(self) -> np.ndarray | None:
+        """τ at the target (its mean over a window's days): shape (1, k)."""
+        g = self.goal
+        grid = np.array([g[1]]) if g[0] == "at" else np.linspace(g[1], g[2], WINDOW_POINTS)
+        tau = self.tau(grid)
+        return None if tau is None else tau.mean(axis=0, keepdims=True)
+
+    def policy_time(self) -> float:
+        g = self.goal
+        return g[1] if g[0] == "at" else 0.5 * (g[1] + g[2])
+
+    def member(self, theta: np.ndarray, greedy: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """θ = [W | b] on ψ as (W, b) on the raw context: W/σ, b − W μ/σ."""
+        mean, sd = self.scale
+        w = theta[:, :-1] / sd
+        return w, theta[:, -1] - w @ mean
+
+
+class FutureLearner:
+    """A learner of the policy for a target; a subclass sets :attr:`name` and writes
+    :meth:`learn`."""
+
+    #: The name ``learn_for_future(learners=...)`` takes.
+    name: ClassVar[str]
+
+    def learn(self, data: Training) -> tuple[np.ndarray, np.ndarray, bool]:
+        """One member on ``data``: its weights (A, d) and bias (A,) on the raw context, and
+        whether it is greedy."""
+        raise NotImplementedError
+
+
+def register_future_learner(cls: type[FutureLearner]) -> type[FutureLearner]:
+    """Make ``cls`` available by its name (a class decorator)."""
+    if not (isinstance(cls, type) and issubclass(cls, FutureLearner)):
+        raise TypeError(f"a future learner must subclass FutureLearner; got {cls!r}")
+    FUTURE_LEARNERS[cls.name] = cls
+    return cls
+
+
+class GradientLearner(FutureLearner):
+    """Ascends Ĵ(θ) = Σ_i Σ_a π_θ(a|x_i) M_ia (+ entropy − L2) with early stopping, where
+    M_ia = ζ_i C_ia are the weighted action values (:meth:`weighted`)."""
+
+    #: Times the weights are recomputed at the current policy (0: they do not depend on it).
+    refits: ClassVar[int] = 0
+
+    def action_values(self, data: Training) -> np.ndarray:
+        """C, shape (n, A)."""
+        raise NotImplementedError
+
+    def weighted(self, data: Training, C: np.ndarray, rows: np.ndarray, theta: np.ndarray):
+        """M over ``rows`` (shape (r, A)), given the current θ: ζ_i = 1/r by default."""
+        return C[rows] / rows.size
+
+    def initial(self, data: Training, fit: Objective) -> np.ndarray:
+        """θ₀, shape (A, d + 1): the uniform policy by default."""
+        return np.zeros((data.rounds.n_actions, data.psi.shape[1] + 1))
+
+    def learn(self, data: Training) -> tuple[np.ndarray, np.ndarray, bool]:
+        C = self.action_values(data)
+        fit_rows, val_rows = np.flatnonzero(~data.held_out), np.flatnonzero(data.held_out)
+        theta = np.zeros((data.rounds.n_actions, data.psi.shape[1] + 1))
+        scale = float(np.std(data.rounds.reward)) or 1.0
+        for refit in range(self.refits + 1):
+            fit = Objective(data.psi[fit_rows], self.weighted(data, C, fit_rows, theta),
+                            data.entropy * scale, data.l2 * scale)  # fmt: skip
+            val = Objective(data.psi[val_rows], self.weighted(data, C, val_rows, theta), 0.0, 0.0)
+            theta = ascend(fit, val, self.initial(data, fit) if refit == 0 else theta)
+        w, b = data.member(theta)
+        return w, b, False
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Ĵ(θ) on some rounds: ψ (n, d), M (n, A) = ζ ⊙ C, λ_H and λ₂."""
+
+    psi: np.ndarray
+    M: np.ndarray
+    entropy: float
+    l2: float
+
+    def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Ĵ(θ) and ∂Ĵ/∂θ, θ of shape (A, d + 1) ([W | b])."""
+        w, b = theta[:, :-1], theta[:, -1]
+        log_probs, probs, entropy = softmax_pass(self.psi, w, b)
+        v = (probs * self.M).sum(axis=1)  # Σ_a π_ia M_ia
+        n = self.psi.shape[0]
+        value = v.sum() + self.entropy * entropy.mean() - 0.5 * self.l2 * np.sum(w * w)
+        dz = probs * (self.M - v[:, None])
+        dz -= (self.entropy / n) * probs * (log_probs + entropy[:, None])
+        grad = np.empty_like(theta)
+        grad[:, :-1] = dz.T @ self.psi - self.l2 * w
+        grad[:, -1] = dz.sum(axis=0)
+        return float(value), grad
+
+
+def ascend(objective: Objective, held_out: Objective, theta0: np.ndarray) -> np.ndarray:
+    """L-BFGS on ``objective`` from θ₀; of its iterates, the one best on ``held_out``."""
+    shape = theta0.shape
+
+    def negative(flat):
+        value, grad = objective.value_and_gradient(flat.reshape(shape))
+        return -value, -grad.ravel()
+
+    iterates = [theta0.ravel().copy()]
+    scipy.optimize.minimize(negative, theta0.ravel(), jac=True, method="L-BFGS-B",
+                            callback=lambda xk: iterates.append(xk.copy()),
+                            options={"maxiter": MAX_ITER})  # fmt: skip
+    scores = [held_out.value_and_gradient(x.reshape(shape))[0] for x in iterates]
+    return iterates[int(np.argmax(scores))].reshape(shape)
+
+
+def _values(psi: np.ndarray, theta: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Σ_a π_θ(a|x_i) C_ia: shape (n,)."""
+    return (softmax_pass(psi, theta[:, :-1], theta[:, -1])[1] * C).sum(axis=1)
+
+
+@register_future_learner
+class Prognosticator(GradientLearner):
+    """The forecast of the policy's value at the target, ascended (Chandak et al. 2020).
+
+    The per-round estimates are forecast_value's pooled doubly robust ones, Ŷ_i = D̄(t_i) +
+    Δ_i: the direct term over every logged context at round i's time,
+    D̄(t) = 1/n Σ_j Σ_a π(a|x_j) q̂(x_j, τ(t), a), and the correction
+    Δ_i = w_i (r_i − q̂(x_i, τ(t_i), a_i)). Each part is forecast to the target by the
+    model average of its own daily values: ζ from the policy's whole Ŷ for the direct
+    term, which, q̂ being affine in τ, is q̂ at the forecast's time inputs τ̄ = Σ_i ζ_i τ(t_i)
+    (every context at the reading of the future the log's evidence prefers, not τ(t')
+    extrapolated), and ζ_Δ from the corrections' own series (uniform unless q̂ misses a
+    drift), so that the correction's noise is not concentrated on a few days.
+    """
+
+    name = "prognosticator"
+    refits = 2
+
+    def action_values(self, data: Training) -> np.ndarray:
+        return data.doubly_robust(data.timed) - data.timed  # the correction alone
+
+    def initial(self, data: Training, fit: Objective) -> np.ndarray:
+        """The softmax of the objective's action values, fitted linear in ψ, at the scale
+        it likes best: the softmax of a linear policy reaches an argmax only as its scale
+        grows without bound, which gradient steps from 0 take long to reach."""
+        values = fit.M * fit.psi.shape[0]
+        design = np.column_stack([fit.psi, np.ones(fit.psi.shape[0])])
+        theta = np.linalg.lstsq(design, values, rcond=None)[0].T
+        spread = float(np.std(design @ theta.T)) or 1.0
+        scales = np.logspace(-1, 3, 17) / spread
+        best = np.argmax([fit.value_and_gradient(c * theta)[0] for c in scales])
+        return scales[best] * theta
+
+    def weighted(self, data: Training, C: np.ndarray, rows: np.ndarray, theta: np.ndarray):
+        r, model = data.rounds, data.timed_fit
+        pi = softmax_pass(data.psi, theta[:, :-1], theta[:, -1])[1]
+        tau = data.tau(r.times)
+        pooled = model.pooled_direct(r.context, tau.shape[1], pi)[0]  # D̄(t_i)
+        correction = (pi * C).sum(axis=1)  # Δ_i
+        times = r.times[rows]
+        zeta = _forecast_weights(data, (pooled + correction)[rows], times)
+        zeta_c = _forecast_weights(data, correction[rows], times)
+        tau_bar = np.repeat((zeta @ tau[rows])[None, :], r.n, axis=0)  # τ̄ for every round
+        direct = model.predict(reward_features(r.context, tau_bar))[rows]  # q̂(x_i, τ̄, ·)
+        return direct / rows.size + zeta_c[:, None] * C[rows]
+
+
+def _forecast_weights(data: Training, values: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """ζ of the forecast at the goal on these rounds (f = Σ_i ζ_i Ŷ_i): shape (r,)."""
+    binned = bin_estimates(values, times, data.bin_width)
+    avg = ModelAverage(binned, bin_noise(values, times, binned))
+    per_bin = avg.zeta([data.goal])[0]
+    inv = np.unique(np.floor(times / data.bin_width), return_inverse=True)[1].ravel()
+    return per_bin[inv] / binned.count[inv]
+
+
+@register_future_learner
+class DRPolicyGradient(GradientLearner):
+    """The stationary doubly robust value, ascended (ζ_i = 1/n, q̂(x, a))."""
+
+    name = "dr-pg"
+
+    def action_values(self, data: Training) -> np.ndarray:
+        return data.doubly_robust(data.untimed)
+
+
+@register_future_learner
+class IPSPolicyGradient(GradientLearner):
+    """The stationary importance-weighted value, ascended."""
+
+    name = "ips-pg"
+
+    def action_values(self, data: Training) -> np.ndarray:
+        r = data.rounds
+        values = np.zeros((r.n, r.n_actions))
+        values[np.arange(r.n), r.action] = r.reward / r.pscore
+        return values
+
+
+@register_future_learner
+class OPFVPolicyGradient(GradientLearner):
+    """OPFV's estimate of the value at the target, ascended (Shimizu et al. 2025)."""
+
+    name = "opfv-pg"
+
+    def action_values(self, data: Training) -> np.ndarray:
+        return opfv_action_values(data.rounds, data.policy_time(), time_feature=data.opfv_feature,
+                                  random_state=data.random_state)  # fmt: skip
+
+
+@register_future_learner
+class RegressionGreedy(FutureLearner):
+    """argmax_a q̂(x, τ(t'), a): the reward model with time inputs, at the target."""
+
+    name = "regression"
+
+    def learn(self, data: Training) -> tuple[np.ndarray, np.ndarray, bool]:
+        r = data.rounds
+        z = reward_features(r.context, data.tau(r.times))
+        model = ActionRidge(r.n_actions).fit(np.column_stack([z, np.eye(r.n_actions)[r.action]]),
+                                             r.reward)  # fmt: skip
+        tau, d = data.target_tau(), r.context.shape[1]
+        # q̂ is affine in the context for each action: its logits are W x + b exactly
+        probes = np.vstack([np.zeros((1, d)), np.eye(d)])
+        q = model.predict_all(reward_features(probes, None if tau is None else
+                                              np.repeat(tau, d + 1, axis=0)))  # fmt: skip
+        return (q[1:] - q[:1]).T, q[0], True
+
+
+#: φ of :class:`OPFVPolicyGradient` unless given: the months of the year.
+DEFAULT_OPFV_FEATURE = PeriodBlocks(365.25, 12)

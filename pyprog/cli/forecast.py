@@ -109,8 +109,9 @@ def _write_json(path: str, summary: dict) -> None:
         raise ValueError(f"cannot write --json {path}: {exc.strerror or exc}") from None
 
 
-def _one_line_warnings(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, its warnings printed one line each on stderr, as the errors."""
+def _one_line_warnings(fn, *args, _command: str = "forecast", **kwargs):
+    """``fn(*args, **kwargs)``, its warnings printed one line each on stderr, as the errors
+    (``pyprog COMMAND: warning: ...``)."""
     import sys
     import warnings
 
@@ -118,7 +119,7 @@ def _one_line_warnings(fn, *args, **kwargs):
         warnings.simplefilter("always")
         result = fn(*args, **kwargs)
     for w in dict.fromkeys(str(w.message) for w in caught):
-        print(f"pyprog forecast: warning: {w}", file=sys.stderr)
+        print(f"pyprog {_command}: warning: {w}", file=sys.stderr)
     return result
 
 
@@ -431,6 +432,37 @@ def cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_round_columns(group) -> None:
+    """The options naming a log of rounds' columns (``pyprog forecast --time``, ``pyprog
+    learn``): ``--context``, ``--action``, ``--reward``, ``--pscore``."""
+    group.add_argument(
+        "--context", default="x",
+        help="context columns: a prefix (default 'x': x0, x1, ...), a list, or 'none'",
+    )  # fmt: skip
+    group.add_argument("--action", default="action", help="logged action column (action)")
+    group.add_argument("--reward", default="reward", help="reward column (reward)")
+    group.add_argument("--pscore", default="pscore", help="logging propensity column (pscore)")
+
+
+def add_time_options(group) -> None:
+    """The options of the model in time: ``--max-horizon``, ``--bin-width``, ``--compact-dates``."""
+    group.add_argument(
+        "--max-horizon", type=float, default=None,
+        help="furthest target in days after the log (default: the log's span)",
+    )  # fmt: skip
+    group.add_argument(
+        "--bin-width", type=float, default=1.0,
+        help="days per bin of the forecaster in time (default 1; less for patterns within "
+        "a day)",
+    )  # fmt: skip
+    group.add_argument(
+        "--compact-dates", default=None, choices=("date", "days"),
+        help="how eight digits that are a date (20230101) are read, in the time column and "
+        "--at/--over: as that date or as a number of days (default: refused, they could be "
+        "either)",
+    )  # fmt: skip
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add this command to the ``pyprog`` subcommands ``sub``."""
     fc = sub.add_parser(
@@ -501,40 +533,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "'pi_': pi_0, pi_1, ...) or a comma-separated list; or FILE.py:NAME / MODULE:NAME, "
         "a function policy(context, times) -> (n, n_actions), also evaluated at the target",
     )  # fmt: skip
-    tv.add_argument(
-        "--context", default="x",
-        help="context columns: a prefix (default 'x': x0, x1, ...), a list, or 'none'",
-    )  # fmt: skip
+    add_round_columns(tv)
     tv.add_argument(
         "--n-actions", type=int, default=None,
         help="with --policy FILE.py:NAME: the number of actions (default: the log's largest "
         "action + 1)",
     )  # fmt: skip
-    tv.add_argument("--action", default="action", help="logged action column (action)")
-    tv.add_argument("--reward", default="reward", help="reward column (reward)")
-    tv.add_argument("--pscore", default="pscore", help="logging propensity column (pscore)")
     tv.add_argument(
         "--estimator", default="auto", choices=("auto", "dr", "is", "snis", "dm"),
         help="per-round estimates (auto: DR or IS, by cross-validation in time)",
     )  # fmt: skip
-    tv.add_argument(
-        "--max-horizon", type=float, default=None,
-        help="furthest target in days after the log (default: the log's span)",
-    )  # fmt: skip
-    tv.add_argument(
-        "--bin-width", type=float, default=1.0,
-        help="days per bin of the forecaster in time (default 1; less for patterns within "
-        "a day)",
-    )  # fmt: skip
+    add_time_options(tv)
     tv.add_argument(
         "--interval", default="prediction", choices=("prediction", "mean"),
         help="the interval for the value on the day (prediction, default) or for the "
         "models' mean there, without the day's own deviation (mean)",
-    )  # fmt: skip
-    tv.add_argument(
-        "--compact-dates", default=None, choices=("date", "days"),
-        help="how eight digits that are a date (20230101) are read, in the time column and "
-        "--at/--over: as that date or as a number of days (default: refused, they could be "
-        "either)",
     )  # fmt: skip
     fc.set_defaults(func=cmd, option_names=OPTION_NAMES)

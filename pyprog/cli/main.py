@@ -1,7 +1,7 @@
 """The ``pyprog`` command line: ``pyprog info``, ``pyprog run``, ``pyprog sweep``, ...
 
 Each subcommand lives in its own module of :mod:`pyprog.cli` (``info``, ``run``,
-``sweep``, ``best``, ``reproduce``, ``forecast``), which adds its parser
+``sweep``, ``best``, ``reproduce``, ``forecast``, ``learn``), which adds its parser
 (``add_parser``) and runs it (``cmd``); the parser is built by :func:`build_parser`, and
 :func:`main` maps errors to exit codes: 2 for bad usage or input (with one line naming
 what is wrong), 130 for Ctrl-C.
@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from pyprog._version import __version__
-from pyprog.cli import best, forecast, info, reproduce, run, sweep
+from pyprog.cli import best, forecast, info, learn, reproduce, run, sweep
 from pyprog.cli.common import cli_message
 
 __all__ = ["OneLineParser", "build_parser", "main"]
 
 #: The subcommands, in the order ``pyprog --help`` lists them.
-COMMANDS = (info, run, sweep, best, reproduce, forecast)
+COMMANDS = (info, run, sweep, best, reproduce, forecast, learn)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -66,6 +66,9 @@ API_MODULES = {
         "pyprog.value.reml",
         "pyprog.value.averaging",
         "pyprog.value.plot",
+        "pyprog.value.learning",
+        "pyprog.value.learners",
+        "pyprog.value.future_policy",
     ],
     "offpolicy": [
         "pyprog.offpolicy",
@@ -164,6 +167,7 @@ API_MODULES = {
         "pyprog.cli.best",
         "pyprog.cli.reproduce",
         "pyprog.cli.forecast",
+        "pyprog.cli.learn",
     ],
     "utils": [
         "pyprog.utils.validation",

@@ -311,3 +311,12 @@ def test_cli_baselines_none_learns_the_learner_alone(rounds_csv, capsys):
     printed = capsys.readouterr().out
     assert code == 0 and "dr-pg" in printed
     assert not any(name in printed for name in ("prognosticator", "regression", "opfv-pg"))
+
+
+def test_a_log_without_context_learns_the_best_action_of_the_day():
+    log = season_log(2000, seed=9)
+    log["reward"] = np.where(log["action"] == 1, np.sin(2 * np.pi * log["time"] / YEAR), 0.0)
+    del log["x0"]
+    res = learn_for_future(log, at=YEAR + 91.3, context=None, baselines=("regression",))
+    assert res.policy.n_features == 0
+    assert res.policy.probabilities(None, [0.0]).argmax() == 1

@@ -126,11 +126,14 @@ class Training:
         """The reward model's time inputs: a trend, blocks of the year, the day of the week."""
         return default_reward_time_model(*self.span)
 
-    def tau(self, times: np.ndarray) -> np.ndarray | None:
+    def tau(self, times: np.ndarray) -> np.ndarray:
+        """τ(t), the reward model's time inputs at ``times``: shape (m, k)."""
         return time_inputs(self.time_model, times, *self.span)
 
     @functools.cached_property
     def timed_fit(self):
+        """The reward model with time inputs, cross-fitted: a
+        :class:`~pyprog.offpolicy.crossfit.CrossFit`."""
         return self._cross_fitted(self.tau(self.rounds.times))
 
     @property
@@ -166,7 +169,7 @@ class Training:
         g = self.goal
         return g[1] if g[0] == "at" else 0.5 * (g[1] + g[2])
 
-    def member(self, theta: np.ndarray, greedy: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def member(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """θ = [W | b] on ψ as (W, b) on the raw context: W/σ, b − W μ/σ."""
         mean, sd = self.scale
         w = theta[:, :-1] / sd
@@ -177,7 +180,7 @@ class FutureLearner:
     """A learner of the policy for a target; a subclass sets :attr:`name` and writes
     :meth:`learn`."""
 
-    #: The name ``learn_for_future(learners=...)`` takes.
+    #: The name ``learn_for_future(learner=..., baselines=...)`` takes.
     name: ClassVar[str]
 
     def learn(self, data: Training) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -106,16 +106,16 @@ def one(job: tuple) -> dict:
     }  # fmt: skip
 
 
-def run(L: int, n_null: int, jobs: int = 2) -> list[dict]:
+def run(L: int, n_null: int, jobs: int = 2, sizes=SIZES) -> list[dict]:
     """L logs per truth, size and target; ``n_null`` logs per size of the null truth."""
     work = [
         (truth, n, ahead, 1000 * seed + int(ahead))
         for truth in TRUTHS
-        for n in SIZES
+        for n in sizes
         for ahead in AHEAD
         for seed in range(L)
     ]
-    work += [(NULL, n, AHEAD[k % len(AHEAD)], k) for n in SIZES for k in range(n_null)]
+    work += [(NULL, n, AHEAD[k % len(AHEAD)], k) for n in sizes for k in range(n_null)]
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         rows = []
         for row in pool.imap_unordered(one, work):

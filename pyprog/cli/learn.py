@@ -103,7 +103,8 @@ def cmd(args: argparse.Namespace) -> int:
             result.policy.save(args.out)
         except OSError as exc:
             raise ValueError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
-        print(f"policy ({result.learner}) written to {args.out}")
+        caution = "" if result.deploy else " (the verdict is to keep the logging policy)"
+        print(f"policy ({result.learner}) written to {args.out}{caution}")
     if args.json:
         _write_json(args.json, _summary(result))
     return 0

@@ -270,11 +270,6 @@ def ascend(objective: Objective, held_out: Objective, theta0: np.ndarray) -> np.
     return iterates[int(np.argmax(scores))].reshape(shape)
 
 
-def _values(psi: np.ndarray, theta: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Σ_a π_θ(a|x_i) C_ia: shape (n,)."""
-    return (softmax_pass(psi, theta[:, :-1], theta[:, -1])[1] * C).sum(axis=1)
-
-
 @register_future_learner
 class Prognosticator(GradientLearner):
     """The forecast of the policy's value at the target, ascended (Chandak et al. 2020).

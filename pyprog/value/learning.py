@@ -21,8 +21,8 @@ own log, each in the same honest way:
    deployed only if the advantage's one-sided lower bound at level 1 − ``test_alpha`` is
    above 0. Otherwise the verdict is to keep the logging policy.
 
-The log is held in memory (10⁶ rounds of 10 actions and 10 features take a few GB at most);
-it takes every form :func:`pyprog.forecast_value` takes (a Dask DataFrame is computed).
+The log is held in memory, which grows linearly with it (``bench/learn_memory.py``); it
+takes every form :func:`pyprog.forecast_value` takes (a Dask DataFrame is computed).
 """
 
 from __future__ import annotations

@@ -105,6 +105,13 @@ def test_policy_refuses_contexts_of_the_wrong_width_and_foreign_files(tmp_path):
     (tmp_path / "other.json").write_text('{"format": "something else"}')
     with pytest.raises(ValueError, match="not a pyprog policy"):
         FuturePolicy.load(tmp_path / "other.json")
+    data = pi.as_dict()
+    del data["bias"]
+    with pytest.raises(ValueError, match="without 'bias'"):
+        FuturePolicy.from_dict(data)
+    data = pi.as_dict() | {"weights": [[1.0]]}
+    with pytest.raises(ValueError, match="not 1 x 2 x 3 numbers"):
+        FuturePolicy.from_dict(data)
 
 
 def test_the_compiled_forward_pass_matches_its_numpy_twin():

@@ -24,8 +24,9 @@ from pyprog._ext.backend import kernels
 
 __all__ = ["FuturePolicy", "softmax_pass"]
 
-#: The JSON file's ``format`` field.
+#: The JSON file's ``format`` field, and the fields it must hold.
 FORMAT = "pyprog.FuturePolicy/1"
+FIELDS = ("learner", "target", "greedy", "shares", "weights", "bias", "n_actions", "n_features")
 
 
 def softmax_pass(context: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> tuple:
@@ -165,9 +166,17 @@ class FuturePolicy:
         """The policy :meth:`as_dict` wrote."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"not a pyprog policy: its 'format' must be {FORMAT!r}")
+        missing = [key for key in FIELDS if key not in data]
+        if missing:
+            raise ValueError(f"a pyprog policy without {', '.join(map(repr, missing))}")
         k, a, d = len(data["shares"]), int(data["n_actions"]), int(data["n_features"])
-        weights = np.asarray(data["weights"], dtype=np.float64).reshape(k, a, d)
-        return cls(weights, np.asarray(data["bias"], dtype=np.float64), np.asarray(data["shares"]),
+        try:
+            weights = np.asarray(data["weights"], dtype=np.float64).reshape(k, a, d)
+            bias = np.asarray(data["bias"], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"a pyprog policy whose weights are not {k} x {a} x {d} numbers: "
+                             f"{exc}") from None  # fmt: skip
+        return cls(weights, bias, np.asarray(data["shares"], dtype=np.float64),
                    bool(data["greedy"]), str(data["learner"]), tuple(data["target"]))  # fmt: skip
 
     def save(self, path: str | os.PathLike) -> None:

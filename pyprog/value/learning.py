@@ -41,8 +41,7 @@ from pyprog.logs.rounds import Rounds
 from pyprog.logs.rounds_csv import read_rounds_csv
 from pyprog.logs.streams import is_dask_frame
 from pyprog.logs.times import forecast_targets, many_targets
-from pyprog.offpolicy.crossfit import cross_fit, reward_features
-from pyprog.offpolicy.estimates import time_inputs
+from pyprog.offpolicy.estimates import round_estimates
 from pyprog.offpolicy.support import SupportWarning
 from pyprog.timeseries.features import check_time_feature
 from pyprog.timeseries.interval_results import INTERVAL_ALPHA, TEST_ALPHA, IntervalResult
@@ -332,13 +331,10 @@ def _advantage(rounds: Rounds, pi: np.ndarray, goal: tuple, test_alpha: float, w
                seed: int) -> Advantage:  # fmt: skip
     """The forecast of V(π) − V(π₀) at the goal from Ŷ_i(π) − r_i, and its lower bound."""
     span = (float(rounds.times.min()), float(rounds.times.max()))
-    tau = time_inputs(default_reward_time_model(*span), rounds.times, *span)
-    fit = cross_fit(reward_features(rounds.context, tau), rounds.times, rounds.action,
-                    rounds.reward, rounds.n_actions, random_state=seed)  # fmt: skip
-    rows = np.arange(rounds.n)
-    q_logged = fit.q_hat[rows, rounds.action]
-    w = pi[rows, rounds.action] / rounds.pscore
-    values = (pi * fit.q_hat).sum(axis=1) + w * (rounds.reward - q_logged) - rounds.reward
+    dr = round_estimates(rounds.context, rounds.times, rounds.action, rounds.reward,
+                         rounds.pscore, pi, time_feature=default_reward_time_model(*span),
+                         random_state=seed)  # fmt: skip
+    values = dr.values - rounds.reward
     binned = bin_estimates(values, rounds.times, width)
     avg = ModelAverage(binned, bin_noise(values, rounds.times, binned))
     mean, low, _, _ = avg.forecast([goal], alpha=2 * test_alpha)

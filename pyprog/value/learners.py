@@ -199,7 +199,8 @@ def register_future_learner(cls: type[FutureLearner]) -> type[FutureLearner]:
 
 class GradientLearner(FutureLearner):
     """Ascends Ĵ(θ) = Σ_i Σ_a π_θ(a|x_i) M_ia (+ entropy − L2) with early stopping, where
-    M_ia = ζ_i C_ia are the weighted action values (:meth:`weighted`)."""
+    M_ia = ζ_i C_ia are the weighted action values (:meth:`weighted`, for the fitting and
+    the held-out rounds at once)."""
 
     #: Times the weights are recomputed at the current policy (0: they do not depend on it).
     refits: ClassVar[int] = 0
@@ -208,9 +209,10 @@ class GradientLearner(FutureLearner):
         """C, shape (n, A)."""
         raise NotImplementedError
 
-    def weighted(self, data: Training, C: np.ndarray, rows: np.ndarray, theta: np.ndarray):
-        """M over ``rows`` (shape (r, A)), given the current θ: ζ_i = 1/r by default."""
-        return C[rows] / rows.size
+    def weighted(self, data: Training, C: np.ndarray, parts: tuple, theta: np.ndarray) -> list:
+        """M over each part's rows (shape (r, A) each), given the current θ: ζ_i = 1/r by
+        default."""
+        return [C[rows] / rows.size for rows in parts]
 
     def initial(self, data: Training, fit: Objective) -> np.ndarray:
         """θ₀, shape (A, d + 1): the uniform policy by default."""
@@ -222,9 +224,9 @@ class GradientLearner(FutureLearner):
         theta = np.zeros((data.rounds.n_actions, data.psi.shape[1] + 1))
         scale = float(np.std(data.rounds.reward)) or 1.0
         for refit in range(self.refits + 1):
-            fit = Objective(data.psi[fit_rows], self.weighted(data, C, fit_rows, theta),
-                            data.entropy * scale, data.l2 * scale)  # fmt: skip
-            val = Objective(data.psi[val_rows], self.weighted(data, C, val_rows, theta), 0.0, 0.0)
+            m_fit, m_val = self.weighted(data, C, (fit_rows, val_rows), theta)
+            fit = Objective(data.psi[fit_rows], m_fit, data.entropy * scale, data.l2 * scale)
+            val = Objective(data.psi[val_rows], m_val, 0.0, 0.0)
             theta = ascend(fit, val, self.initial(data, fit) if refit == 0 else theta)
         w, b = data.member(theta)
         return w, b, False
@@ -303,18 +305,21 @@ class Prognosticator(GradientLearner):
         best = np.argmax([fit.value_and_gradient(c * theta)[0] for c in scales])
         return scales[best] * theta
 
-    def weighted(self, data: Training, C: np.ndarray, rows: np.ndarray, theta: np.ndarray):
+    def weighted(self, data: Training, C: np.ndarray, parts: tuple, theta: np.ndarray) -> list:
         r, model = data.rounds, data.timed_fit
         pi = softmax_pass(data.psi, theta[:, :-1], theta[:, -1])[1]
         tau = data.tau(r.times)
         pooled = model.pooled_direct(r.context, tau.shape[1], pi)[0]  # D̄(t_i)
         correction = (pi * C).sum(axis=1)  # Δ_i
-        times = r.times[rows]
-        zeta = _forecast_weights(data, (pooled + correction)[rows], times)
-        zeta_c = _forecast_weights(data, correction[rows], times)
-        tau_bar = np.repeat((zeta @ tau[rows])[None, :], r.n, axis=0)  # τ̄ for every round
-        direct = model.predict(reward_features(r.context, tau_bar))[rows]  # q̂(x_i, τ̄, ·)
-        return direct / rows.size + zeta_c[:, None] * C[rows]
+        out = []
+        for rows in parts:  # each part forecast from its own days
+            times = r.times[rows]
+            zeta = _forecast_weights(data, (pooled + correction)[rows], times)
+            zeta_c = _forecast_weights(data, correction[rows], times)
+            tau_bar = np.repeat((zeta @ tau[rows])[None, :], r.n, axis=0)  # τ̄ for every round
+            direct = model.predict(reward_features(r.context, tau_bar))[rows]  # q̂(x_i, τ̄, ·)
+            out.append(direct / rows.size + zeta_c[:, None] * C[rows])
+        return out
 
 
 def _forecast_weights(data: Training, values: np.ndarray, times: np.ndarray) -> np.ndarray:

@@ -51,10 +51,21 @@ OPTION_NAMES = (
 
 
 def _split(candidates: str | None) -> list[str] | None:
-    """``--candidates "linear, window(k=50)"`` → ``["linear", "window(k=50)"]``."""
+    """``--candidates "linear, window(k=50)"`` → ``["linear", "window(k=50)"]`` (and
+    ``pyprog learn --baselines``)."""
     if candidates is None:
         return None
     return [name.strip() for name in candidates.split(",") if name.strip()]
+
+
+def _column_names(text: str):
+    """``--policy`` / ``--context``: a prefix, or a comma-separated list of names."""
+    return text if "," not in text else [c.strip() for c in text.split(",")]
+
+
+def _context(text: str):
+    """``--context``: a prefix, a comma-separated list, or ``none`` (no context)."""
+    return None if text in ("", "none") else _column_names(text)
 
 
 def _check_files(args: argparse.Namespace) -> None:
@@ -147,7 +158,6 @@ def _value_cmd(args: argparse.Namespace) -> int:
     from pyprog.value.forecast import forecast_value  # after the checks: errors come at once
 
     columns, lines = _read_rounds(args)
-    names = lambda text: text if "," not in text else [c.strip() for c in text.split(",")]  # noqa: E731
     policy, n_actions = _policy(args.policy, args.n_actions, columns, args.action)
     at = None if args.at is None else [_target(t, args.compact_dates) for t in args.at]
     at = at[0] if at is not None and len(at) == 1 else at  # one target: "--at" in messages
@@ -157,12 +167,12 @@ def _value_cmd(args: argparse.Namespace) -> int:
         results = _one_line_warnings(
             forecast_value,
             log=columns,
-            policy=names(policy) if isinstance(policy, str) else policy,
+            policy=_column_names(policy) if isinstance(policy, str) else policy,
             n_actions=n_actions,
             at=at,
             over=over,
             time=args.time,
-            context=None if args.context in ("", "none") else names(args.context),
+            context=_context(args.context),
             action=args.action,
             reward=args.reward,
             pscore=args.pscore,

@@ -14,9 +14,11 @@ import os
 from pyprog.cli.common import check_input, refuse_overwrite
 from pyprog.cli.forecast import (
     _check_output,
+    _context,
     _in_lines,
     _one_line_warnings,
     _read_rounds,
+    _split,
     _target,
     _write_json,
     add_round_columns,
@@ -49,20 +51,13 @@ OPTION_NAMES = (
 )
 
 
-def _names(text: str):
-    """A prefix, or a comma-separated list of names."""
-    return text if "," not in text else [c.strip() for c in text.split(",") if c.strip()]
-
-
 def _baselines(text: str | None) -> tuple[str, ...]:
     """``--baselines regression,dr-pg`` (or ``none``) as names; None: the library's default."""
     if text is None:
         from pyprog.value.learning import DEFAULT_BASELINES
 
         return DEFAULT_BASELINES
-    if text.strip().lower() == "none":
-        return ()
-    return tuple(name.strip() for name in text.split(",") if name.strip())
+    return () if text.strip().lower() == "none" else tuple(_split(text))
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -85,7 +80,7 @@ def cmd(args: argparse.Namespace) -> int:
     try:
         result = _one_line_warnings(
             learn_for_future, columns, _command="learn", at=at, over=over, time=args.time,
-            context=None if args.context in ("", "none") else _names(args.context),
+            context=_context(args.context),
             action=args.action, reward=args.reward, pscore=args.pscore,
             n_actions=args.n_actions, learner=args.learner, baselines=_baselines(args.baselines),
             entropy=args.entropy, alpha=args.alpha, test_alpha=args.test_alpha,

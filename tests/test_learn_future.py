@@ -21,9 +21,12 @@ from pyprog.timeseries.errors import ForecastError
 from pyprog.timeseries.features import PeriodBlocks
 from pyprog.value.future_policy import softmax_pass
 from pyprog.value.learners import (
+    DEFAULT_OPFV_FEATURE,
     FUTURE_LEARNERS,
     FutureLearner,
     Objective,
+    Training,
+    correction_shrinkage,
     register_future_learner,
 )
 
@@ -91,6 +94,10 @@ def test_policy_without_context_takes_times_for_n():
         ({"weights": np.zeros((1, 2, 1)), "bias": np.zeros((1, 2)), "shares": [0.5]}, "sum to 1"),
         ({"weights": np.full((1, 2, 1), np.nan), "bias": np.zeros((1, 2)), "shares": [1.0]},
          "finite"),
+        ({"weights": np.zeros((1, 2, 3)), "bias": np.zeros((1, 2)), "shares": [1.0],
+          "hidden_weights": np.zeros((1, 3, 1))}, "come together"),
+        ({"weights": np.zeros((1, 2, 3)), "bias": np.zeros((1, 2)), "shares": [1.0],
+          "hidden_weights": np.zeros((1, 4, 1)), "hidden_bias": np.zeros((1, 4))}, "must agree"),
     ],
 )  # fmt: skip
 def test_bad_policies_are_refused(kwargs, match):
@@ -129,20 +136,54 @@ def test_the_compiled_forward_pass_matches_its_numpy_twin():
 # -- the objective ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("hidden", [0, 3])
 @pytest.mark.parametrize(("entropy", "l2"), [(0.0, 0.0), (0.3, 0.0), (0.1, 0.05)])
-def test_objective_gradient_matches_finite_differences(entropy, l2):
+def test_objective_gradient_matches_finite_differences(entropy, l2, hidden):
     rng = np.random.default_rng(4)
     n, d, A = 40, 3, 4
-    obj = Objective(rng.normal(size=(n, d)), rng.normal(size=(n, A)) / n, entropy, l2)
-    theta = rng.normal(size=(A, d + 1))
+    obj = Objective(rng.normal(size=(n, d)), rng.normal(size=(n, A)) / n, entropy, l2, hidden)
+    theta = rng.normal(size=obj.layout.size)
     _, grad = obj.value_and_gradient(theta)
     eps, numeric = 1e-6, np.empty_like(theta)
-    for idx in np.ndindex(theta.shape):
+    for i in range(theta.size):
         up, down = theta.copy(), theta.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        numeric[idx] = (obj.value_and_gradient(up)[0] - obj.value_and_gradient(down)[0]) / (2 * eps)
+        up[i] += eps
+        down[i] -= eps
+        numeric[i] = (obj.value_and_gradient(up)[0] - obj.value_and_gradient(down)[0]) / (2 * eps)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+def training(log: dict, hidden: int = 0) -> Training:
+    rounds = check_rounds(np.column_stack([log["x0"]]), log["time"], log["action"],
+                          log["reward"], log["pscore"], 2)  # fmt: skip
+    span = (float(log["time"].min()), float(log["time"].max()))
+    return Training(rounds, ("at", YEAR + 30), span, 0.01, 0.0, 1.0, 0, DEFAULT_OPFV_FEATURE,
+                    hidden)  # fmt: skip
+
+
+@pytest.mark.parametrize("hidden", [0, 5])
+def test_a_member_on_the_raw_context_is_the_policy_the_objective_ascends(hidden):
+    # θ acts on the standardised ψ; the member on the raw x through the compiled kernel
+    data = training(season_log(500, seed=11), hidden)
+    theta = np.random.default_rng(12).normal(size=data.layout.size)
+    obj = Objective(data.psi, np.zeros((data.rounds.n, 2)), 0.0, 0.0, hidden)
+    w, b, _ = data.layout.unpack(theta)
+    expected = softmax_pass(obj.features(theta), w, b)[1]
+    member = data.member(theta)
+    assert member.n_hidden == hidden and member.n_features == 1
+    np.testing.assert_allclose(member.probabilities(data.rounds.context), expected,
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
+
+
+def test_the_correction_is_shrunk_away_where_it_is_noise_and_kept_where_it_shows_signal():
+    rng = np.random.default_rng(13)
+    n = 4000
+    psi, zeta = rng.normal(size=(n, 3)), np.full(n, 1.0 / n)
+    noise = rng.normal(size=(n, 5))
+    kappas = [correction_shrinkage(zeta, rng.normal(size=(n, 5)), psi) for _ in range(50)]
+    assert np.mean(kappas) < 0.2  # E κ under the null: small (positive part of 1 − (p−2)/χ²_p)
+    assert correction_shrinkage(zeta, noise + 0.3 * psi[:, :1], psi) > 0.9
+    assert correction_shrinkage(zeta, noise[:, :1], psi[:, :0]) == 1.0  # p = 1 < 3: kept
 
 
 def test_opfv_action_values_give_opfv_for_any_policy():
@@ -183,6 +224,33 @@ def test_each_half_policy_is_judged_on_the_other_half(learned):
     assert not np.allclose(learned.policy.weights[0], learned.policy.weights[1])
 
 
+def ring_log(n: int = 4000, seed: int = 0) -> dict:
+    """Action 1 pays |x0| − 0.8 (no linear function of x ranks it), action 0 the season."""
+    rng = np.random.default_rng(seed)
+    t, x = np.sort(rng.uniform(0, 365, n)), rng.normal(size=(n, 2))
+    a = rng.integers(0, 2, n)
+    q = np.column_stack([0.5 * np.sin(2 * np.pi * t / YEAR), np.abs(x[:, 0]) - 0.8])
+    r = q[np.arange(n), a] + rng.normal(0, 0.3, n)
+    return {"time": t, "x0": x[:, 0], "x1": x[:, 1], "action": a, "reward": r,
+            "pscore": np.full(n, 0.5)}  # fmt: skip
+
+
+def test_a_hidden_layer_learns_what_a_linear_softmax_cannot(tmp_path):
+    at = YEAR + 91.3  # action 0 pays 0.5; action 1 pays more where |x0| > 1.3
+    xs = np.random.default_rng(9).normal(size=(20_000, 2))
+    q = np.column_stack([np.full(len(xs), 0.5), np.abs(xs[:, 0]) - 0.8])
+    value = {}
+    for hidden in (0, 8):
+        res = learn_for_future(ring_log(), at=at, hidden=hidden, baselines=())
+        value[hidden] = (res.policy.probabilities(xs) * q).sum(axis=1).mean()
+    best = q.max(axis=1).mean()  # 0.589; always action 0: 0.5
+    assert value[0] < 0.52 < best - 0.02 < value[8]
+    res.policy.save(tmp_path / "mlp.json")
+    back = FuturePolicy.load(tmp_path / "mlp.json")
+    assert back.n_hidden == 8
+    np.testing.assert_array_equal(back.probabilities(xs[:9]), res.policy.probabilities(xs[:9]))
+
+
 def test_a_window_target_is_learned_too():
     res = learn_for_future(season_log(), over=(YEAR + 60, YEAR + 120), baselines=("regression",))
     assert res.forecast.target[0] == "over"
@@ -219,15 +287,24 @@ def test_a_new_learner_is_one_registered_class():
         name = "always-one"
 
         def learn(self, data):
-            w = np.zeros((data.rounds.n_actions, data.rounds.context.shape[1]))
-            return w, np.array([0.0, 50.0]), False
+            w = np.zeros((1, data.rounds.n_actions, data.rounds.context.shape[1]))
+            return FuturePolicy(w, np.array([[0.0, 50.0]]), np.ones(1))
+
+    @register_future_learner
+    class Untyped(FutureLearner):
+        name = "untyped"
+
+        def learn(self, data):
+            return np.zeros(2), np.zeros(2), False
 
     try:
         res = learn_for_future(season_log(), at=YEAR + 91.3, learner="always-one",
                                baselines=("regression",))  # fmt: skip
         assert res.policy.probabilities([[5.0]]).argmax() == 1
+        with pytest.raises(TypeError, match="'untyped': learn\\(\\) must return a FuturePolicy"):
+            learn_for_future(season_log(), at=YEAR + 91.3, learner="untyped", baselines=())
     finally:
-        del FUTURE_LEARNERS["always-one"]
+        del FUTURE_LEARNERS["always-one"], FUTURE_LEARNERS["untyped"]
 
 
 @pytest.mark.parametrize(
@@ -243,6 +320,10 @@ def test_a_new_learner_is_one_registered_class():
         ({"at": YEAR + 1, "test_alpha": 1.5}, ValueError, "test_alpha"),
         ({"at": YEAR + 1, "alpha": 0.0}, ValueError, "alpha"),
         ({"at": YEAR + 1, "opfv_feature": "months"}, ValueError, "opfv_feature"),
+        ({"at": YEAR + 1, "hidden": -1}, ValueError, "hidden must be an integer"),
+        ({"at": YEAR + 1, "hidden": 2.5}, ValueError, "hidden must be an integer"),
+        ({"at": YEAR + 1, "hidden": True}, ValueError, "hidden must be an integer"),
+        ({"at": YEAR + 1, "hidden": 10_000}, ValueError, r"in \[0, 256\]"),
         ({"at": 3 * YEAR}, ForecastError, "max_horizon"),
     ],
 )
@@ -298,6 +379,7 @@ def test_cli_learns_writes_the_policy_and_says_the_verdict(rounds_csv, tmp_path,
         ([], "exactly one of --at"),
         (["--at", "2025-04-01", "--learner", "nope"], "--learner: unknown learner"),
         (["--at", "2025-04-01", "--entropy", "-1"], "--entropy must be"),
+        (["--at", "2025-04-01", "--hidden", "-3"], "--hidden must be an integer"),
     ],
 )
 def test_cli_errors_name_the_option(rounds_csv, capsys, extra, match):
@@ -327,3 +409,5 @@ def test_a_log_without_context_learns_the_best_action_of_the_day():
     res = learn_for_future(log, at=YEAR + 91.3, context=None, baselines=("regression",))
     assert res.policy.n_features == 0
     assert res.policy.probabilities(None, [0.0]).argmax() == 1
+    with pytest.raises(ValueError, match="hidden: a hidden layer needs context columns"):
+        learn_for_future(log, at=YEAR + 91.3, context=None, hidden=4)

@@ -37,6 +37,7 @@ OPTION_NAMES = (
         "alpha": "--alpha",
         "test_alpha": "--test-alpha",
         "entropy": "--entropy",
+        "hidden": "--hidden",
         "random_state": "--seed",
         "max_horizon": "--max-horizon",
         "bin_width": "--bin-width",
@@ -83,7 +84,8 @@ def cmd(args: argparse.Namespace) -> int:
             context=_context(args.context),
             action=args.action, reward=args.reward, pscore=args.pscore,
             n_actions=args.n_actions, learner=args.learner, baselines=_baselines(args.baselines),
-            entropy=args.entropy, alpha=args.alpha, test_alpha=args.test_alpha,
+            hidden=args.hidden, entropy=args.entropy, alpha=args.alpha,
+            test_alpha=args.test_alpha,
             bin_width=args.bin_width, max_horizon=args.max_horizon, random_state=args.seed,
         )  # fmt: skip
     except ValueError as exc:  # ForecastError too
@@ -152,6 +154,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--entropy", type=float, default=0.01,
         help="entropy bonus, in units of the rewards' sd (default 0.01)",
+    )  # fmt: skip
+    p.add_argument(
+        "--hidden", type=int, default=0, metavar="UNITS",
+        help="hidden tanh units of the learned policy (default 0: a linear softmax)",
     )  # fmt: skip
     p.add_argument("--alpha", type=float, default=0.1, help="1 - the intervals' level (0.1)")
     p.add_argument(

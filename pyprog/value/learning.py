@@ -58,6 +58,8 @@ __all__ = ["Advantage", "LearnedPolicy", "learn_for_future"]
 
 #: The baselines learned beside the learner unless ``baselines=`` says otherwise.
 DEFAULT_BASELINES = ("regression", "ips-pg", "dr-pg", "opfv-pg")
+#: The widest hidden layer taken: a small MLP, learned by full-batch L-BFGS.
+MAX_HIDDEN = 256
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,7 @@ def learn_for_future(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     learner: str = "prognosticator",
     baselines=DEFAULT_BASELINES,
     opfv_feature=None,
+    hidden: int = 0,
     entropy: float = 0.01,
     l2: float = 0.0,
     alpha: float = INTERVAL_ALPHA,
@@ -174,6 +177,10 @@ def learn_for_future(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         ``()`` for none.
     opfv_feature : time feature, optional
         OPFV-PG's φ; default 12 blocks of the year (the months).
+    hidden : int
+        Hidden tanh units of the gradient learners' policies (one layer,
+        π = softmax(W tanh(V x + c) + b)); default 0, a linear softmax. The regression
+        baseline stays greedy on its linear reward model.
     entropy, l2 : float
         The entropy bonus λ_H and the weights' L2 penalty λ₂, >= 0, in units of the
         rewards' standard deviation.
@@ -220,11 +227,14 @@ def learn_for_future(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     """
     _check_options(alpha, "prediction", bin_width, max_horizon, random_state)
     _check_learning(learner, baselines, entropy, l2, test_alpha)
+    _check_hidden(hidden)
     if many_targets(at, over):
         raise ValueError("at must be one time: learn_for_future learns one policy per target")
     names = {"time": time, "context": context, "action": action, "reward": reward,
              "pscore": pscore}  # fmt: skip
     rounds = _rounds(log, time, names, n_actions)
+    if hidden and rounds.context.shape[1] == 0:
+        raise ValueError("hidden: a hidden layer needs context columns; the log has none")
     span = (float(rounds.times.min()), float(rounds.times.max()))
     goal = forecast_targets(at, over, span[1])[0]
     _check_horizon([goal], span, max_horizon)
@@ -234,7 +244,7 @@ def learn_for_future(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
     half = HashedFolds(2, seed).fold_ids([rounds.times, rounds.reward, 1.0 * rounds.action])
     options = {"goal": goal, "span": span, "entropy": float(entropy), "l2": float(l2),
                "bin_width": float(bin_width), "random_state": seed,
-               "opfv_feature": feature}  # fmt: skip
+               "opfv_feature": feature, "hidden": int(hidden)}  # fmt: skip
     frame = _as_frame(rounds)
     target = {goal[0]: goal[1] if goal[0] == "at" else goal[1:]}
 
@@ -275,6 +285,15 @@ def _check_learning(learner, baselines, entropy, l2, test_alpha) -> None:
     check_alpha(test_alpha, name="test_alpha")
 
 
+def _check_hidden(hidden) -> None:
+    ok = isinstance(hidden, numbers.Integral) and not isinstance(hidden, bool)
+    if not (ok and 0 <= hidden <= MAX_HIDDEN):
+        raise ValueError(
+            f"hidden must be an integer number of units in [0, {MAX_HIDDEN}] (0: a linear "
+            f"softmax); got {shorten(hidden)}"
+        )
+
+
 def _rounds(log, time: str, columns: dict, n_actions) -> Rounds:
     """The log in memory as checked rounds, every action among them taken at least once."""
     if is_dask_frame(log):
@@ -313,18 +332,16 @@ def _cross_fitted(learner, rounds: Rounds, half: np.ndarray, options: dict, name
     """The mixture of the two halves' policies, and π at each round by the policy learned
     on the other half: (FuturePolicy, (n, A))."""
     members, crossed = [], np.empty((rounds.n, rounds.n_actions))
-    greedy = False
     for k in (0, 1):
-        mine = np.flatnonzero(half == k)
-        w, b, greedy = learner.learn(Training(rounds.take(mine), **options))
-        members.append((w, b))
+        member = learner.learn(Training(rounds.take(np.flatnonzero(half == k)), **options))
+        if not isinstance(member, FuturePolicy):
+            raise TypeError(f"learner {name!r}: learn() must return a FuturePolicy; got "
+                            f"{type(member).__name__}")  # fmt: skip
+        members.append(member)
         other = np.flatnonzero(half != k)
-        one = FuturePolicy(w[None], b[None], np.ones(1), greedy)
-        crossed[other] = one.probabilities(rounds.context[other])
+        crossed[other] = member.probabilities(rounds.context[other])
     shares = np.array([np.mean(half == 1), np.mean(half == 0)])  # π_A judged on half B
-    policy = FuturePolicy(np.stack([m[0] for m in members]), np.stack([m[1] for m in members]),
-                          shares, greedy, name, options["goal"])  # fmt: skip
-    return policy, crossed
+    return FuturePolicy.mixture(members, shares, name, options["goal"]), crossed
 
 
 def _advantage(rounds: Rounds, pi: np.ndarray, goal: tuple, test_alpha: float, width: float,

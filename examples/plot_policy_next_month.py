@@ -11,7 +11,8 @@ suited visitors in the summer is not what will suit them in February.
 the gradient of its forecast value there (Prognosticator's idea, on rounds), forecasts it
 with an interval on rounds it was not learned on, tests it against the logging policy, and
 learns the baselines the same way on the same log: greedy on a reward model at the target
-time, IPS-PG and DR-PG (the stationary objectives) and OPFV-PG (Shimizu et al., KDD 2025).
+time, IPS-PG and DR-PG (the stationary objectives) and OPFV-PG (Shimizu et al., KDD 2025),
+with its time feature known (the months) and chosen from the data.
 The simulator knows every policy's true value in February, so we can look.
 """
 

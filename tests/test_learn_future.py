@@ -208,7 +208,7 @@ def test_the_learned_policy_acts_as_the_target_asks(learned):
     assert pi.argmax(axis=1).tolist() == [1, 1, 0]
     assert learned.deploy and learned.advantage.low > 0
     assert learned.forecast.low < learned.forecast.value < learned.forecast.high
-    assert set(learned.baselines) == {"regression", "ips-pg", "dr-pg", "opfv-pg"}
+    assert set(learned.baselines) == {"regression", "ips-pg", "dr-pg", "opfv-pg", "opfv-pg-select"}
     assert "deploy" in str(learned) and "opfv-pg" in str(learned)
 
 
@@ -249,6 +249,32 @@ def test_a_hidden_layer_learns_what_a_linear_softmax_cannot(tmp_path):
     back = FuturePolicy.load(tmp_path / "mlp.json")
     assert back.n_hidden == 8
     np.testing.assert_array_equal(back.probabilities(xs[:9]), res.policy.probabilities(xs[:9]))
+
+
+def test_opfv_pg_select_chooses_its_time_feature_from_the_log():
+    from pyprog.value.learners import OPFVSelectPolicyGradient
+
+    flat = season_log(seed=15)  # the same rounds, and no season: one block
+    noise = np.random.default_rng(16).normal(0, 0.3, flat["time"].size)
+    flat["reward"] = np.where(flat["action"] == 1, 0.2, flat["x0"]) + noise
+    for log, blocks in ((season_log(seed=14), lambda b: b > 1), (flat, lambda b: b == 1)):
+        rounds = check_rounds(np.column_stack([log["x0"]]), log["time"], log["action"],
+                              log["reward"], log["pscore"], 2)  # fmt: skip
+        span = (float(log["time"].min()), float(log["time"].max()))
+        data = Training(rounds, ("at", YEAR + 91.3), span, 0.01, 0.0, 1.0, 0,
+                        DEFAULT_OPFV_FEATURE)  # fmt: skip
+        values = OPFVSelectPolicyGradient().action_values(data)
+        chosen = [
+            b
+            for b in (1, 2, 4, 8, 16, 32, 64)
+            if np.allclose(
+                values,
+                opfv_action_values(
+                    rounds, YEAR + 91.3, time_feature=PeriodBlocks(365.25, b), random_state=0
+                ),
+            )
+        ]
+        assert len(chosen) == 1 and blocks(chosen[0])  # the season's log: more than one block
 
 
 def test_a_window_target_is_learned_too():

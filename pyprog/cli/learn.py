@@ -140,12 +140,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", default=None, help="write the numbers to this JSON file")
     p.add_argument(
         "--learner", default="prognosticator",
-        help="the learner (default prognosticator; also regression, ips-pg, dr-pg, opfv-pg)",
+        help="the learner (default prognosticator; also regression, ips-pg, dr-pg, opfv-pg, "
+        "opfv-pg-select)",
     )  # fmt: skip
     p.add_argument(
         "--baselines", default=None,
         help="comma-separated learners to compare, or none (default "
-        "regression,ips-pg,dr-pg,opfv-pg)",
+        "regression,ips-pg,dr-pg,opfv-pg,opfv-pg-select)",
     )  # fmt: skip
     add_round_columns(p)
     p.add_argument(

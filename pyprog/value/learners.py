@@ -18,7 +18,8 @@ and they differ only in how they weight the past (ζ) and value the actions (C):
 * :class:`IPSPolicyGradient`: the stationary importance-weighted objective,
   C_ia = 1{a = a_i} r_i / π₀(a_i | x_i).
 * :class:`OPFVPolicyGradient` (Shimizu et al. 2025): ζ_i = 1/n and C OPFV's action values
-  for the target with a time feature φ (:func:`pyprog.offpolicy.future_value.opfv_action_values`).
+  for the target with a time feature φ (:func:`pyprog.offpolicy.future_value.opfv_action_values`);
+  :class:`OPFVSelectPolicyGradient` the same with φ chosen from the data.
 * :class:`RegressionGreedy`: no gradient; argmax_a q̂(x, φ(t'), a) of a reward model with
   the time inputs of :func:`pyprog.value.candidates.default_reward_time_model`,
   extrapolated to the target.
@@ -45,7 +46,7 @@ import scipy.optimize
 from pyprog.logs.rounds import Rounds
 from pyprog.offpolicy.crossfit import cross_fit, reward_features
 from pyprog.offpolicy.estimates import time_inputs
-from pyprog.offpolicy.future_value import opfv_action_values
+from pyprog.offpolicy.future_value import opfv_action_values, opfv_select
 from pyprog.offpolicy.reward_model import ActionRidge
 from pyprog.timeseries.features import PeriodBlocks
 from pyprog.value.averaging import ModelAverage
@@ -60,6 +61,7 @@ __all__ = [
     "IPSPolicyGradient",
     "Layout",
     "OPFVPolicyGradient",
+    "OPFVSelectPolicyGradient",
     "Prognosticator",
     "RegressionGreedy",
     "Training",
@@ -510,6 +512,27 @@ class OPFVPolicyGradient(GradientLearner):
 
     def action_values(self, data: Training) -> np.ndarray:
         return opfv_action_values(data.rounds, data.policy_time(), time_feature=data.opfv_feature,
+                                  random_state=data.random_state)  # fmt: skip
+
+
+@register_future_learner
+class OPFVSelectPolicyGradient(OPFVPolicyGradient):
+    """OPFV-PG with φ chosen from the data: :func:`~pyprog.offpolicy.future_value.opfv_select`'s
+    rule (the coarsest of 1, 2, 4, ..., 64 blocks of the year whose estimate agrees with
+    every finer one) for the uniform policy at the target, every action alike, as
+    :class:`Prognosticator` reads its ζ."""
+
+    name = "opfv-pg-select"
+
+    def action_values(self, data: Training) -> np.ndarray:
+        r, t = data.rounds, data.policy_time()
+
+        def uniform(context, times):
+            return np.full((np.shape(times)[0], r.n_actions), 1.0 / r.n_actions)
+
+        chosen = opfv_select(r.context, r.times, r.action, r.reward, r.pscore, uniform, [t],
+                             n_actions=r.n_actions, random_state=data.random_state)  # fmt: skip
+        return opfv_action_values(r, t, time_feature=chosen.time_feature[0],
                                   random_state=data.random_state)  # fmt: skip
 
 

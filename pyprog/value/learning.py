@@ -4,8 +4,8 @@
 timestamped contextual-bandit rounds: the forecast of a policy's value at the target is
 linear in the per-round estimates (f = Σ_i ζ_i Ŷ_i), so its gradient is a ζ-weighted doubly
 robust policy gradient (:mod:`pyprog.value.learners`). The same call learns the baselines
-(regression-based greedy, IPS-PG, DR-PG, OPFV-PG) so that they are compared on the user's
-own log, each in the same honest way:
+(regression-based greedy, IPS-PG, DR-PG, OPFV-PG with φ known and chosen from the data) so
+that they are compared on the user's own log, each in the same honest way:
 
 1. **Cross-fitting**: the log is split in two halves by a hash of each round's values
    (:class:`~pyprog.timeseries.splits.HashedFolds`: both halves span the whole log); each
@@ -57,7 +57,7 @@ from pyprog.value.learners import DEFAULT_OPFV_FEATURE, FUTURE_LEARNERS, Trainin
 __all__ = ["Advantage", "LearnedPolicy", "learn_for_future"]
 
 #: The baselines learned beside the learner unless ``baselines=`` says otherwise.
-DEFAULT_BASELINES = ("regression", "ips-pg", "dr-pg", "opfv-pg")
+DEFAULT_BASELINES = ("regression", "ips-pg", "dr-pg", "opfv-pg", "opfv-pg-select")
 #: The widest hidden layer taken: a small MLP, learned by full-batch L-BFGS.
 MAX_HIDDEN = 256
 
@@ -173,10 +173,10 @@ def learn_for_future(  # noqa: PLR0913  (reviewed: docs/guides/development.md)
         A registered learner (:data:`pyprog.value.learners.FUTURE_LEARNERS`); default
         ``"prognosticator"``.
     baselines : sequence of str
-        Learners to compare on the same log (default: regression, IPS-PG, DR-PG, OPFV-PG);
-        ``()`` for none.
+        Learners to compare on the same log (default: regression, IPS-PG, DR-PG, OPFV-PG
+        with φ known and with φ chosen from the data); ``()`` for none.
     opfv_feature : time feature, optional
-        OPFV-PG's φ; default 12 blocks of the year (the months).
+        OPFV-PG's known φ; default 12 blocks of the year (the months).
     hidden : int
         Hidden tanh units of the gradient learners' policies (one layer,
         π = softmax(W tanh(V x + c) + b)); default 0, a linear softmax. The regression
